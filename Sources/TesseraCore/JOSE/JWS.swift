@@ -1,0 +1,71 @@
+import Foundation
+
+/// A JWS in compact serialization (RFC 7515 §7.1) whose payload is a JSON claim set.
+public struct JWT: Sendable {
+    public let header: [String: JSONValue]
+    public let claims: [String: JSONValue]
+    public let signingInput: Data
+    public let signature: Data
+
+    public var algorithm: String? { header["alg"]?.stringValue }
+    public var kid: String? { header["kid"]?.stringValue }
+    public var type: String? { header["typ"]?.stringValue }
+
+    /// Signs `claims` with `key`, putting `alg`, `kid` and `typ` in the header.
+    public static func sign(_ claims: [String: JSONValue], with key: JWSSigningKey, type: String = "JWT") throws -> String {
+        let header: [String: JSONValue] = ["alg": .string(key.algorithm.rawValue), "kid": .string(key.kid), "typ": .string(type)]
+        let input = Base64URL.encode(try CanonicalJSON.encode(header)) + "." + Base64URL.encode(try CanonicalJSON.encode(claims))
+        let signature = try key.signature(for: Data(input.utf8))
+        return input + "." + Base64URL.encode(signature)
+    }
+
+    /// Parses a compact JWS without verifying it.
+    public init(parsing token: String) throws {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { throw JOSEError.malformed("expected three dot-separated parts") }
+        guard let headerData = Base64URL.decode(parts[0]), let payloadData = Base64URL.decode(parts[1]),
+              let signature = Base64URL.decode(parts[2]) else {
+            throw JOSEError.malformed("a part is not base64url")
+        }
+        guard let header = try? JSONDecoder().decode([String: JSONValue].self, from: headerData) else {
+            throw JOSEError.malformed("header is not a JSON object")
+        }
+        guard let claims = try? JSONDecoder().decode([String: JSONValue].self, from: payloadData) else {
+            throw JOSEError.malformed("payload is not a JSON object")
+        }
+        if header["crit"] != nil { throw JOSEError.malformed("critical header parameters are not supported") }
+        self.header = header
+        self.claims = claims
+        self.signingInput = Data((parts[0] + "." + parts[1]).utf8)
+        self.signature = signature
+    }
+
+    /// Verifies the signature with the key whose `kid` matches (or the only candidate when
+    /// the header has no `kid`). The header's `alg` must be the key's algorithm; `none` never verifies.
+    public func verify(with keys: [JWSVerificationKey]) throws {
+        guard let alg = algorithm, let algorithm = JWSAlgorithm(rawValue: alg) else {
+            throw JOSEError.unsupportedAlgorithm(algorithm ?? "(missing)")
+        }
+        let candidates = keys.filter { $0.algorithm == algorithm && (kid == nil || $0.kid == kid) }
+        guard !candidates.isEmpty else { throw JOSEError.unknownKey(kid) }
+        guard candidates.contains(where: { $0.isValid(signature: signature, for: signingInput) }) else {
+            throw JOSEError.badSignature
+        }
+    }
+
+    // Registered claims (RFC 7519 §4.1).
+    public var issuer: String? { claims["iss"]?.stringValue }
+    public var subject: String? { claims["sub"]?.stringValue }
+    public var expiresAt: Int64? { claims["exp"]?.intValue }
+    public var issuedAt: Int64? { claims["iat"]?.intValue }
+    public var notBefore: Int64? { claims["nbf"]?.intValue }
+    public var jwtID: String? { claims["jti"]?.stringValue }
+    /// `aud` as a list, whether it was a string or an array.
+    public var audience: [String] {
+        switch claims["aud"] {
+        case .string(let value): [value]
+        case .array(let values): values.compactMap(\.stringValue)
+        default: []
+        }
+    }
+}

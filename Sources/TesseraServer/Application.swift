@@ -1,0 +1,83 @@
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import TesseraCore
+
+/// Builds the HTTP application around a started ``Provider``: used by `tessera serve`
+/// and by the tests alike.
+public func buildApplication(provider: Provider, onRunning: @escaping @Sendable (Int) async -> Void = { _ in })
+    throws -> some ApplicationProtocol {
+    let configuration = provider.configuration
+    return Application(
+        router: try buildRouter(provider: provider),
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+        services: [MaintenanceService(provider: provider)],
+        onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? configuration.port) },
+        logger: provider.logger)
+}
+
+/// Every route of the provider.
+public func buildRouter(provider: Provider) throws -> Router<TesseraRequestContext> {
+    let router = Router(context: TesseraRequestContext.self)
+    router.add(middleware: SecurityHeadersMiddleware())
+    try DiscoveryEndpoint(provider: provider).register(on: router, provider: provider)
+    AuthorizationEndpoint(provider: provider).register(on: router)
+    TokenEndpoint(provider: provider).register(on: router)
+    UserinfoEndpoint(provider: provider).register(on: router)
+    TokenManagementEndpoints(provider: provider).register(on: router)
+    LogoutEndpoint(provider: provider).register(on: router)
+    if provider.configuration.dev { DevEndpoints(provider: provider).register(on: router) }
+    router.get("/assets/tessera.css") { _, _ in
+        Response(status: .ok, headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "public, max-age=3600"],
+                 body: .init(byteBuffer: ByteBuffer(string: Templates.stylesheet)))
+    }
+    router.get("/health") { _, _ in Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ok\n"))) }
+    return router
+}
+
+/// Headers every response carries.
+struct SecurityHeadersMiddleware: RouterMiddleware {
+    typealias Context = TesseraRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as HTTPError where error.status == .notFound || error.status == .methodNotAllowed {
+            response = Response(status: error.status, headers: [.contentType: "application/json"],
+                                body: .init(byteBuffer: ByteBuffer(string: #"{"error":"not_found"}"#)))
+        }
+        response.headers[.init("X-Content-Type-Options")!] = "nosniff"
+        if response.headers[.init("Referrer-Policy")!] == nil { response.headers[.init("Referrer-Policy")!] = "no-referrer" }
+        return response
+    }
+}
+
+/// Background work of a running provider: re-reads signing keys (to pick up a rotation
+/// made by another node or the CLI), purges expired rows, and closes the database last
+/// on shutdown.
+struct MaintenanceService: Service {
+    let provider: Provider
+
+    func run() async throws {
+        var lastPurge: Int64 = 0
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            try? await cancelWhenGracefulShutdown {
+                try await Task.sleep(for: .seconds(provider.configuration.keyReloadInterval))
+            }
+            if Task.isShuttingDownGracefully || Task.isCancelled { break }
+            do {
+                try await provider.keys.reload()
+                let now = provider.clock.now()
+                if now - lastPurge >= 3600 {
+                    try await provider.store.purgeExpired(now: now, keepFor: 86_400)
+                    lastPurge = now
+                }
+            } catch {
+                provider.logger.error("maintenance failed", metadata: ["error": "\(error)"])
+            }
+        }
+        await provider.shutdown()
+    }
+}

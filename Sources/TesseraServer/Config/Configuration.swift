@@ -1,0 +1,76 @@
+import Foundation
+import TesseraCore
+
+/// A configuration value that can't be used, with a message for the operator.
+public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Everything `tessera serve` can be told. Defaults are the embedded ones of DESIGN §4.
+public struct ServerConfiguration: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    /// The issuer identifier; defaults to `http://HOST:PORT`.
+    public var issuer: String?
+    public var database = DatabaseLocation.sqliteFile("tessera-data/tessera.sqlite")
+    public var signingAlgorithm = JWSAlgorithm.rs256
+    /// How long a retired signing key stays published (seconds).
+    public var keyGracePeriod: Int64 = 7 * 86_400
+    /// How often a node re-reads the keys to notice a rotation made elsewhere (seconds).
+    public var keyReloadInterval: Int64 = 60
+    /// Base64 or hex AES-256 key that seals private keys at rest.
+    public var masterKey: String?
+    public var smtpURL: String?
+    public var mailFrom: String?
+    /// Development conveniences; never on by default.
+    public var dev = false
+    /// Creates a demo client and user and prints an authorization URL (implies `dev`).
+    public var demo = false
+    /// Native API answers don't reveal whether an account exists.
+    public var enumerationProtection = true
+
+    public var accessTokenLifetime: Int64 = 900
+    public var idTokenLifetime: Int64 = 3600
+    public var authorizationCodeLifetime: Int64 = 120
+    public var refreshTokenLifetime: Int64 = 30 * 86_400
+    public var sessionLifetime: Int64 = 7 * 86_400
+    public var interactionLifetime: Int64 = 1800
+    public var passwordHashing = ScryptParameters.owasp
+
+    /// Failed sign-ins allowed per account, and per client address, within ``failureWindow`` seconds.
+    public var maxFailuresPerAccount = 5
+    public var maxFailuresPerAddress = 20
+    public var failureWindow: Int64 = 900
+
+    public init() {}
+
+    /// The issuer URL, without a trailing slash.
+    public var issuerURL: String {
+        var value = issuer ?? "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+        while value.hasSuffix("/") { value.removeLast() }
+        return value
+    }
+
+    /// Session cookies get `Secure` when the issuer is https.
+    public var secureCookies: Bool { issuerURL.hasPrefix("https://") }
+
+    /// Checks values that would make the server unsafe or unreachable.
+    public func validate() throws {
+        guard let url = URL(string: issuerURL), let scheme = url.scheme, url.host != nil,
+              url.query == nil, url.fragment == nil else {
+            throw ConfigurationError("issuer '\(issuerURL)' must be an absolute URL without query or fragment")
+        }
+        let loopback = ["127.0.0.1", "localhost", "::1", "[::1]"].contains(url.host ?? "")
+        guard scheme == "https" || (scheme == "http" && (loopback || dev)) else {
+            throw ConfigurationError("issuer '\(issuerURL)' must use https (http is allowed for loopback addresses and --dev only)")
+        }
+        guard (1...65535).contains(port) else { throw ConfigurationError("port \(port) is out of range") }
+        if let masterKey { _ = try SecretBox(masterKey: masterKey) }
+        for (name, value) in [("access token", accessTokenLifetime), ("ID token", idTokenLifetime),
+                              ("authorization code", authorizationCodeLifetime), ("refresh token", refreshTokenLifetime),
+                              ("session", sessionLifetime)] where value <= 0 {
+            throw ConfigurationError("the \(name) lifetime must be positive")
+        }
+    }
+}

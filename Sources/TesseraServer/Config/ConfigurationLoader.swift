@@ -1,0 +1,116 @@
+import Foundation
+import TesseraCore
+
+/// Resolves settings from, in order of precedence: command-line flags, `TESSERA_*`
+/// environment variables, a JSON config file, and the embedded defaults.
+///
+/// Every setting has one name: `issuer` is `--issuer`, `TESSERA_ISSUER` and
+/// `"issuer"` in the file (where `smtp_url` and `smtp-url` both work).
+public struct ConfigurationLoader {
+    /// Settings, by their canonical names.
+    public static let names = [
+        "host", "port", "issuer", "database", "config", "smtp-url", "mail-from", "dev", "demo", "enumeration-protection",
+        "signing-algorithm", "master-key", "key-grace-period", "access-token-lifetime", "id-token-lifetime",
+        "refresh-token-lifetime", "authorization-code-lifetime", "session-lifetime",
+        "login-failures-per-account", "login-failures-per-address",
+    ]
+
+    var values: [String: String] = [:]
+
+    /// `flags` holds only the flags given on the command line.
+    public init(flags: [String: String], environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        var merged: [String: String] = [:]
+        let configPath = flags["config"] ?? environment["TESSERA_CONFIG"]
+        if let configPath { merged = try Self.readFile(configPath) }
+        for name in Self.names {
+            if let value = environment[Self.environmentName(name)] { merged[name] = value }
+        }
+        for (name, value) in flags { merged[name] = value }
+        values = merged
+    }
+
+    public static func environmentName(_ name: String) -> String {
+        "TESSERA_" + name.uppercased().replacingOccurrences(of: "-", with: "_")
+    }
+
+    static func readFile(_ path: String) throws -> [String: String] {
+        guard let data = FileManager.default.contents(atPath: path) else { throw ConfigurationError("cannot read config file \(path)") }
+        guard let object = try? JSONDecoder().decode([String: JSONValue].self, from: data) else {
+            throw ConfigurationError("config file \(path) must be a JSON object")
+        }
+        var result: [String: String] = [:]
+        for (key, value) in object {
+            let name = key.replacingOccurrences(of: "_", with: "-")
+            guard names.contains(name), name != "config" else { throw ConfigurationError("config file \(path): unknown setting '\(key)'") }
+            switch value {
+            case .string(let string): result[name] = string
+            case .bool(let flag): result[name] = flag ? "true" : "false"
+            case .int(let number): result[name] = String(number)
+            default: throw ConfigurationError("config file \(path): '\(key)' must be a string, whole number or boolean")
+            }
+        }
+        return result
+    }
+
+    public subscript(_ name: String) -> String? { values[name] }
+
+    /// The server configuration these settings describe.
+    public func configuration() throws -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        if let host = self["host"] { configuration.host = host }
+        if let port = self["port"] { configuration.port = try Self.integer(port, "port") }
+        configuration.issuer = self["issuer"]
+        if let database = self["database"] { configuration.database = try DatabaseLocation(parsing: database) }
+        configuration.smtpURL = self["smtp-url"]
+        configuration.mailFrom = self["mail-from"]
+        if let dev = self["dev"] { configuration.dev = try Self.boolean(dev, "dev") }
+        if let demo = self["demo"] { configuration.demo = try Self.boolean(demo, "demo") }
+        if configuration.demo { configuration.dev = true }
+        if let value = self["enumeration-protection"] { configuration.enumerationProtection = try Self.boolean(value, "enumeration-protection") }
+        if let alg = self["signing-algorithm"] {
+            guard let algorithm = JWSAlgorithm(rawValue: alg) else {
+                throw ConfigurationError("signing-algorithm must be RS256, ES256 or EdDSA, not '\(alg)'")
+            }
+            configuration.signingAlgorithm = algorithm
+        }
+        configuration.masterKey = self["master-key"]
+        if let value = self["key-grace-period"] { configuration.keyGracePeriod = try Self.duration(value, "key-grace-period") }
+        if let value = self["access-token-lifetime"] { configuration.accessTokenLifetime = try Self.duration(value, "access-token-lifetime") }
+        if let value = self["id-token-lifetime"] { configuration.idTokenLifetime = try Self.duration(value, "id-token-lifetime") }
+        if let value = self["refresh-token-lifetime"] { configuration.refreshTokenLifetime = try Self.duration(value, "refresh-token-lifetime") }
+        if let value = self["authorization-code-lifetime"] {
+            configuration.authorizationCodeLifetime = try Self.duration(value, "authorization-code-lifetime")
+        }
+        if let value = self["login-failures-per-account"] {
+            configuration.maxFailuresPerAccount = try Self.integer(value, "login-failures-per-account")
+        }
+        if let value = self["login-failures-per-address"] {
+            configuration.maxFailuresPerAddress = try Self.integer(value, "login-failures-per-address")
+        }
+        if let value = self["session-lifetime"] { configuration.sessionLifetime = try Self.duration(value, "session-lifetime") }
+        try configuration.validate()
+        return configuration
+    }
+
+    static func integer(_ value: String, _ name: String) throws -> Int {
+        guard let number = Int(value) else { throw ConfigurationError("\(name) must be a whole number, not '\(value)'") }
+        return number
+    }
+
+    /// `on`/`off`, `true`/`false`, `yes`/`no`, `1`/`0`.
+    static func boolean(_ value: String, _ name: String) throws -> Bool {
+        switch value.lowercased() {
+        case "on", "true", "yes", "1": return true
+        case "off", "false", "no", "0": return false
+        default: throw ConfigurationError("\(name) must be on or off, not '\(value)'")
+        }
+    }
+
+    /// Seconds, or a number with a unit: `90s`, `15m`, `12h`, `30d`.
+    static func duration(_ value: String, _ name: String) throws -> Int64 {
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        if let last = value.last, let unit = units[last], let number = Int64(value.dropLast()), number > 0 { return number * unit }
+        if let number = Int64(value), number > 0 { return number }
+        throw ConfigurationError("\(name) must be a positive duration such as 900, 15m, 12h or 30d, not '\(value)'")
+    }
+}

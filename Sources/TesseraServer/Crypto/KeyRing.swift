@@ -1,0 +1,110 @@
+import Foundation
+import Logging
+import Synchronization
+import TesseraCore
+
+/// The provider's signing keys: signs with the current key and publishes the current,
+/// next and recently retired keys in the JWKS.
+///
+/// Keys live in the database so that every node and the admin CLI see the same ones;
+/// ``reload()`` picks up a rotation made elsewhere (the server calls it periodically).
+public final class KeyRing: Sendable {
+    struct Snapshot: Sendable {
+        var current: JWSSigningKey
+        var published: [JWSVerificationKey]
+        var jwks: Data
+    }
+
+    let store: any KeyStore
+    let algorithm: JWSAlgorithm
+    let gracePeriod: Int64
+    let secretBox: SecretBox?
+    let clock: WallClock
+    private let snapshot: Mutex<Snapshot?> = Mutex(nil)
+
+    public init(store: any KeyStore, algorithm: JWSAlgorithm, gracePeriod: Int64, secretBox: SecretBox?, clock: WallClock) {
+        self.store = store
+        self.algorithm = algorithm
+        self.gracePeriod = gracePeriod
+        self.secretBox = secretBox
+        self.clock = clock
+    }
+
+    /// Makes sure a current and a next key exist, then loads them.
+    public func start() async throws {
+        try await store.ensureKeys(now: clock.now(), generate: makeKey)
+        try await reload()
+    }
+
+    /// Re-reads the keys from the store.
+    public func reload() async throws {
+        let now = clock.now()
+        let stored = try await store.signingKeys()
+        var current: JWSSigningKey?
+        var published: [JWSVerificationKey] = []
+        for key in stored {
+            let live = key.state != .retired || (key.retiredAt ?? 0) + gracePeriod > now
+            guard live else { continue }
+            let signingKey = try decode(key)
+            if key.state == .current { current = signingKey }
+            published.append(signingKey.publicKey)
+        }
+        guard let current else { throw ConfigurationError("the database has no current signing key") }
+        // Current first: the key clients should prefer.
+        published.sort { $0.kid == current.kid && $1.kid != current.kid }
+        let jwks = try CanonicalJSON.encode(JWKSet(keys: published.map(\.jwk)))
+        snapshot.withLock { $0 = Snapshot(current: current, published: published, jwks: jwks) }
+    }
+
+    /// Promotes the next key to current and creates a new next key.
+    public func rotate() async throws -> String {
+        let kid = try await store.rotateKeys(now: clock.now(), generate: makeKey)
+        try await reload()
+        return kid
+    }
+
+    private var loaded: Snapshot {
+        get throws {
+            guard let value = snapshot.withLock({ $0 }) else { throw ConfigurationError("the key ring was not started") }
+            return value
+        }
+    }
+
+    /// The JWK Set document served at `jwks_uri`.
+    public var jwksDocument: Data { get throws { try loaded.jwks } }
+
+    public var signingAlgorithm: JWSAlgorithm { get throws { try loaded.current.algorithm } }
+
+    /// Signs a claim set with the current key.
+    public func sign(_ claims: [String: JSONValue], type: String = "JWT") throws -> String {
+        try JWT.sign(claims, with: try loaded.current, type: type)
+    }
+
+    /// Verifies a token's signature against the published keys.
+    public func verify(_ token: JWT) throws {
+        try token.verify(with: try loaded.published)
+    }
+
+    @Sendable func makeKey() throws -> StoredSigningKey {
+        let kid = Base64URL.encode(SecureRandom.bytes(12))
+        let key = try JWSSigningKey.generate(algorithm, kid: kid)
+        let material = try secretBox.map { try $0.seal(key.privateKeyData, context: kid) } ?? key.privateKeyData.base64EncodedString()
+        return StoredSigningKey(kid: kid, algorithm: algorithm, state: .next, privateKey: material, createdAt: clock.now())
+    }
+
+    func decode(_ key: StoredSigningKey) throws -> JWSSigningKey {
+        let data: Data
+        if SecretBox.isSealed(key.privateKey) {
+            guard let secretBox else {
+                throw ConfigurationError("signing key \(key.kid) is encrypted: set TESSERA_MASTER_KEY to the key it was sealed with")
+            }
+            do { data = try secretBox.open(key.privateKey, context: key.kid) } catch {
+                throw ConfigurationError("signing key \(key.kid) does not open with this TESSERA_MASTER_KEY")
+            }
+        } else {
+            guard let plain = Data(base64Encoded: key.privateKey) else { throw ConfigurationError("signing key \(key.kid) is corrupt") }
+            data = plain
+        }
+        return try JWSSigningKey(algorithm: key.algorithm, privateKeyData: data, kid: key.kid)
+    }
+}

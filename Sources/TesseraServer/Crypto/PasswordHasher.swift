@@ -1,0 +1,99 @@
+import Crypto
+import NIOCore
+import CryptoExtras
+import Foundation
+import NIOPosix
+import TesseraCore
+
+/// scrypt parameters. The default is one of OWASP's recommended settings
+/// (N=2^15, r=8, p=3: 32 MiB, about 0.17 s here); tests use cheaper ones.
+public struct ScryptParameters: Sendable, Equatable {
+    public var logN: Int
+    public var r: Int
+    public var p: Int
+    public init(logN: Int, r: Int, p: Int) { self.logN = logN; self.r = r; self.p = p }
+    public static let owasp = ScryptParameters(logN: 15, r: 8, p: 3)
+    public static let testing = ScryptParameters(logN: 10, r: 8, p: 1)
+}
+
+/// Hashes and verifies passwords with scrypt, in PHC string format
+/// (`$scrypt$ln=15,r=8,p=3$<salt>$<hash>`), on a thread pool of its own so
+/// that hashing never blocks the event loops or the database threads.
+public final class PasswordHasher: Sendable {
+    public let parameters: ScryptParameters
+    let pool: NIOThreadPool
+    /// A hash of a random password, checked when the account doesn't exist so that
+    /// a wrong email costs the same time as a wrong password.
+    let decoy: String
+
+    public init(parameters: ScryptParameters = .owasp, threads: Int = System.coreCount) {
+        self.parameters = parameters
+        pool = NIOThreadPool(numberOfThreads: max(1, threads))
+        pool.start()
+        decoy = (try? Self.hash(SecureRandom.token(), parameters: parameters)) ?? ""
+    }
+
+    deinit {
+        pool.shutdownGracefully { _ in }
+    }
+
+    public func hash(_ password: String) async throws -> String {
+        let parameters = self.parameters
+        return try await pool.runIfActive { try Self.hash(password, parameters: parameters) }
+    }
+
+    public struct Verification: Sendable {
+        public var matches: Bool
+        /// The password matched but was hashed with other parameters: store a new hash.
+        public var needsRehash: Bool
+    }
+
+    /// Verifies `password` against `stored`; a nil `stored` (no such user) is checked against the decoy.
+    public func verify(_ password: String, against stored: String?) async throws -> Verification {
+        let target = stored ?? decoy
+        let current = parameters
+        return try await pool.runIfActive {
+            guard let parsed = Self.parse(target) else { return Verification(matches: false, needsRehash: false) }
+            let derived = try Self.derive(password, salt: parsed.salt, parameters: parsed.parameters, length: parsed.hash.count)
+            let matches = stored != nil && constantTimeEquals(derived, parsed.hash)
+            return Verification(matches: matches, needsRehash: matches && parsed.parameters != current)
+        }
+    }
+
+    static func hash(_ password: String, parameters: ScryptParameters) throws -> String {
+        let salt = SecureRandom.bytes(16)
+        let derived = try derive(password, salt: salt, parameters: parameters, length: 32)
+        return "$scrypt$ln=\(parameters.logN),r=\(parameters.r),p=\(parameters.p)$\(phcBase64(salt))$\(phcBase64(derived))"
+    }
+
+    static func derive(_ password: String, salt: [UInt8], parameters: ScryptParameters, length: Int) throws -> [UInt8] {
+        let key = try KDF.Scrypt.deriveKey(from: Array(password.utf8), salt: salt, outputByteCount: length,
+                                           rounds: 1 << parameters.logN, blockSize: parameters.r, parallelism: parameters.p)
+        return key.withUnsafeBytes { Array($0) }
+    }
+
+    static func parse(_ phc: String) -> (parameters: ScryptParameters, salt: [UInt8], hash: [UInt8])? {
+        let parts = phc.split(separator: "$", omittingEmptySubsequences: false)
+        guard parts.count == 5, parts[0].isEmpty, parts[1] == "scrypt" else { return nil }
+        var values: [String: Int] = [:]
+        for pair in parts[2].split(separator: ",") {
+            let kv = pair.split(separator: "=")
+            guard kv.count == 2, let value = Int(kv[1]) else { return nil }
+            values[String(kv[0])] = value
+        }
+        guard let logN = values["ln"], let r = values["r"], let p = values["p"], (1...24).contains(logN), (1...32).contains(r), (1...16).contains(p),
+              let salt = phcDecode(parts[3]), let hash = phcDecode(parts[4]), hash.count >= 16 else { return nil }
+        return (ScryptParameters(logN: logN, r: r, p: p), salt, hash)
+    }
+
+    // PHC strings use standard base64 without padding.
+    static func phcBase64(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "=", with: "")
+    }
+
+    static func phcDecode(_ text: Substring) -> [UInt8]? {
+        var padded = String(text)
+        while padded.count % 4 != 0 { padded += "=" }
+        return Data(base64Encoded: padded).map(Array.init)
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import TesseraCore
+
+/// Client authentication at the token, introspection and revocation endpoints
+/// (RFC 6749 §2.3, OpenID Connect Core §9, RFC 7523 §2.2).
+///
+/// A client uses exactly one method per request. Every failure is `invalid_client`
+/// (401) without saying which part was wrong.
+public struct ClientAuthenticator: Sendable {
+    let clients: any ClientStore
+    let grants: any GrantStore
+    /// Audiences a client assertion may name: the issuer and the endpoint URLs.
+    let audiences: Set<String>
+    let clock: WallClock
+    /// The longest lifetime accepted for an assertion without `jti` (Apple allows six months).
+    static let maxAssertionLifetime: Int64 = 15_777_000
+    static let clockSkew: Int64 = 60
+
+    /// `basic` is the decoded `Authorization: Basic` pair, if the request had one.
+    public func authenticate(basic: (id: String, secret: String)?, parameters: RequestParameters) async throws -> Client {
+        if let name = parameters.firstDuplicate(among: ["client_id", "client_secret", "client_assertion", "client_assertion_type"]) {
+            throw OAuthError.invalidRequest("The \(name) parameter was sent more than once.")
+        }
+        let assertion = parameters["client_assertion"]
+        let postedSecret = parameters["client_secret"]
+        let methods = [basic != nil, assertion != nil, postedSecret != nil].filter { $0 }.count
+        guard methods <= 1 else {
+            throw OAuthError.invalidRequest("Use exactly one client authentication method per request.")
+        }
+
+        if let basic {
+            if let id = parameters["client_id"], id != basic.id { throw OAuthError.invalidClient(detail: "client_id differs from Basic user") }
+            return try await secretClient(id: basic.id, secret: basic.secret)
+        }
+        if let assertion {
+            guard parameters["client_assertion_type"] == jwtBearerClientAssertionType else {
+                throw OAuthError.invalidClient("client_assertion_type must be \(jwtBearerClientAssertionType).")
+            }
+            return try await assertionClient(assertion, claimedID: parameters["client_id"])
+        }
+        guard let id = parameters["client_id"] else {
+            throw OAuthError.invalidClient("Client authentication is required.")
+        }
+        if let postedSecret {
+            // A private_key_jwt client may send its JWT as client_secret, as Sign in with Apple's clients do.
+            if let client = try await clients.client(id: id), client.authMethod == .privateKeyJWT {
+                return try await assertionClient(postedSecret, claimedID: id)
+            }
+            return try await secretClient(id: id, secret: postedSecret)
+        }
+        guard let client = try await clients.client(id: id), client.isPublic else {
+            throw OAuthError.invalidClient(detail: "client \(id) sent no credentials and is not public")
+        }
+        return client
+    }
+
+    func secretClient(id: String, secret: String) async throws -> Client {
+        guard let client = try await clients.client(id: id), let stored = client.secretHash else {
+            _ = ClientSecretHash.verify(secret, against: "sha256$decoy$decoy")
+            throw OAuthError.invalidClient(detail: "no secret-holding client \(id)")
+        }
+        guard ClientSecretHash.verify(secret, against: stored) else {
+            throw OAuthError.invalidClient(detail: "wrong secret for \(id)")
+        }
+        return client
+    }
+
+    func assertionClient(_ assertion: String, claimedID: String?) async throws -> Client {
+        let jwt: JWT
+        do { jwt = try JWT(parsing: assertion) } catch {
+            throw OAuthError.invalidClient("The client assertion is not a valid JWT.", detail: "\(error)")
+        }
+        guard let subject = jwt.subject else { throw OAuthError.invalidClient("The client assertion has no sub.") }
+        if let claimedID, claimedID != subject { throw OAuthError.invalidClient(detail: "client_id differs from assertion sub") }
+        guard let client = try await clients.client(id: subject), client.authMethod == .privateKeyJWT, let jwks = client.jwks else {
+            throw OAuthError.invalidClient(detail: "no private_key_jwt client \(subject)")
+        }
+        do {
+            try jwt.verify(with: jwks.keys.compactMap { try? JWSVerificationKey(jwk: $0) })
+        } catch {
+            throw OAuthError.invalidClient("The client assertion signature does not verify.", detail: "\(error)")
+        }
+        guard let issuer = jwt.issuer, issuer == client.id || issuer == client.assertionIssuer else {
+            throw OAuthError.invalidClient("The client assertion has the wrong iss.")
+        }
+        guard jwt.audience.contains(where: audiences.contains) else {
+            throw OAuthError.invalidClient("The client assertion's aud must name this provider.")
+        }
+        let now = clock.now()
+        guard let expiry = jwt.expiresAt, expiry + Self.clockSkew > now else {
+            throw OAuthError.invalidClient("The client assertion has expired.")
+        }
+        if let notBefore = jwt.notBefore, notBefore - Self.clockSkew > now {
+            throw OAuthError.invalidClient("The client assertion is not valid yet.")
+        }
+        if let issuedAt = jwt.issuedAt, issuedAt - Self.clockSkew > now {
+            throw OAuthError.invalidClient("The client assertion was issued in the future.")
+        }
+        if let jti = jwt.jwtID {
+            guard try await grants.recordAssertion(clientID: client.id, jti: jti, expiresAt: expiry + Self.clockSkew, now: now) else {
+                throw OAuthError.invalidClient("The client assertion was used before.")
+            }
+        } else {
+            // Without jti (Sign in with Apple's client_secret shape), replay is bounded by a capped lifetime.
+            guard let issuedAt = jwt.issuedAt, expiry - issuedAt <= Self.maxAssertionLifetime else {
+                throw OAuthError.invalidClient("A client assertion without jti needs iat and a lifetime of at most six months.")
+            }
+        }
+        return client
+    }
+}

@@ -1,0 +1,106 @@
+import TesseraCore
+
+/// How a client authenticates at the token, introspection and revocation endpoints
+/// (OpenID Connect Core §9, RFC 7591 `token_endpoint_auth_method`).
+public enum ClientAuthMethod: String, Sendable, Codable, CaseIterable {
+    case clientSecretBasic = "client_secret_basic"
+    case clientSecretPost = "client_secret_post"
+    case privateKeyJWT = "private_key_jwt"
+    case none
+}
+
+/// `subject_type` (OpenID Connect Core §8).
+public enum SubjectType: String, Sendable, Codable {
+    case `public`
+    case pairwise
+}
+
+/// A registered client (relying party).
+public struct Client: Sendable, Equatable {
+    public var id: String
+    public var name: String
+    /// `sha256$<salt>$<hash>` of the secret; nil for public and private_key_jwt clients.
+    public var secretHash: String?
+    public var authMethod: ClientAuthMethod
+    public var redirectURIs: [String]
+    public var postLogoutRedirectURIs: [String]
+    public var grantTypes: [String]
+    /// Scopes this client may ask for.
+    public var scopes: ScopeSet
+    /// First-party clients skip the consent page.
+    public var firstParty: Bool
+    /// Public keys for private_key_jwt.
+    public var jwks: JWKSet?
+    /// An extra `iss` accepted in client assertions: Sign in with Apple puts the team id there.
+    public var assertionIssuer: String?
+    public var subjectType: SubjectType
+    public var createdAt: Int64
+
+    public var isPublic: Bool { authMethod == .none }
+
+    public init(id: String, name: String, secretHash: String? = nil, authMethod: ClientAuthMethod,
+                redirectURIs: [String], postLogoutRedirectURIs: [String] = [], grantTypes: [String],
+                scopes: ScopeSet, firstParty: Bool = false, jwks: JWKSet? = nil, assertionIssuer: String? = nil,
+                subjectType: SubjectType = .public, createdAt: Int64) {
+        self.id = id; self.name = name; self.secretHash = secretHash; self.authMethod = authMethod
+        self.redirectURIs = redirectURIs; self.postLogoutRedirectURIs = postLogoutRedirectURIs
+        self.grantTypes = grantTypes; self.scopes = scopes; self.firstParty = firstParty; self.jwks = jwks
+        self.assertionIssuer = assertionIssuer; self.subjectType = subjectType; self.createdAt = createdAt
+    }
+}
+
+/// A person who can sign in.
+public struct User: Sendable, Equatable {
+    public var id: String
+    /// Lower-cased.
+    public var email: String
+    public var emailVerified: Bool
+    public var name: String?
+    /// PHC-formatted password hash; nil when the user has no password.
+    public var passwordHash: String?
+    /// Further claims, by claim name.
+    public var profile: [String: JSONValue]
+    public var createdAt: Int64
+    public var updatedAt: Int64
+}
+
+/// A browser session at the provider (the `tessera_session` cookie).
+public struct BrowserSession: Sendable, Equatable {
+    /// Public session id, the ID token's `sid`.
+    public var sid: String
+    public var userID: String
+    public var authTime: Int64
+    public var amr: [String]
+    public var expiresAt: Int64
+}
+
+/// What an authorization code stands for until it is redeemed.
+public struct AuthorizationCodeRecord: Sendable, Equatable {
+    public var clientID: String
+    public var userID: String
+    public var redirectURI: String
+    public var scope: ScopeSet
+    public var nonce: String?
+    public var codeChallenge: String?
+    public var authTime: Int64
+    public var amr: [String]
+    public var sid: String
+    public var expiresAt: Int64
+    public var redeemedAt: Int64?
+    public var grantID: String?
+}
+
+/// A grant: what a user (or, for client_credentials, nobody) allowed a client, and the
+/// family of every token issued under it. Revoking the grant revokes them all.
+public struct Grant: Sendable, Equatable {
+    public var id: String
+    public var clientID: String
+    public var userID: String?
+    public var scope: ScopeSet
+    public var authTime: Int64?
+    public var amr: [String]
+    public var sid: String?
+    public var createdAt: Int64
+    public var expiresAt: Int64
+    public var revokedAt: Int64?
+}

@@ -1,0 +1,175 @@
+import Foundation
+import Logging
+import TesseraCore
+
+/// The provider, wired: stores, keys and the domain services built from one configuration.
+/// Nothing here knows about HTTP.
+public final class Provider: Sendable {
+    public let configuration: ServerConfiguration
+    public let issuer: String
+    public let store: SQLStore
+    public let keys: KeyRing
+    public let passwords: PasswordHasher
+    public let clock: WallClock
+    public let logger: Logger
+    let tokenIssuer: TokenIssuer
+    let authorizer: Authorizer
+    let clientAuthenticator: ClientAuthenticator
+    let accessTokens: AccessTokenValidator
+    let grants: TokenEndpointGrants
+    let accountThrottle: FailureThrottle
+    let addressThrottle: FailureThrottle
+    let pages: PageRenderer
+
+    /// Opens the database, applies migrations and loads (or creates) the signing keys.
+    public static func start(_ configuration: ServerConfiguration, clock: WallClock = .system, logger: Logger) async throws -> Provider {
+        try configuration.validate()
+        let database = try await SQLiteDatabase.open(configuration.database, logger: logger)
+        do {
+            let store = SQLStore(database: database)
+            try await store.migrate()
+            let secretBox = try configuration.masterKey.map(SecretBox.init(masterKey:))
+            let keys = KeyRing(store: store, algorithm: configuration.signingAlgorithm, gracePeriod: configuration.keyGracePeriod,
+                               secretBox: secretBox, clock: clock)
+            try await keys.start()
+            let pairwiseSecret = try await store.setting("pairwise_secret") { SecureRandom.token() }
+            return try Provider(configuration: configuration, store: store, keys: keys, pairwiseSecret: pairwiseSecret,
+                                clock: clock, logger: logger)
+        } catch {
+            try? await database.close()
+            throw error
+        }
+    }
+
+    init(configuration: ServerConfiguration, store: SQLStore, keys: KeyRing, pairwiseSecret: String, clock: WallClock, logger: Logger) throws {
+        self.configuration = configuration
+        self.issuer = configuration.issuerURL
+        self.store = store
+        self.keys = keys
+        self.clock = clock
+        self.logger = logger
+        passwords = PasswordHasher(parameters: configuration.passwordHashing)
+        tokenIssuer = TokenIssuer(issuer: issuer, keys: keys, clock: clock, accessTokenLifetime: configuration.accessTokenLifetime,
+                                  idTokenLifetime: configuration.idTokenLifetime,
+                                  refreshTokenLifetime: configuration.refreshTokenLifetime, pairwiseSecret: pairwiseSecret)
+        authorizer = Authorizer(issuer: issuer, clients: store, users: store, consents: store, interactions: store, grants: store,
+                                keys: keys, tokenIssuer: tokenIssuer, clock: clock,
+                                codeLifetime: configuration.authorizationCodeLifetime,
+                                interactionLifetime: configuration.interactionLifetime)
+        let issuer = configuration.issuerURL
+        let endpoints = Endpoint.all.map { issuer + $0.path }
+        clientAuthenticator = ClientAuthenticator(clients: store, grants: store, audiences: Set([issuer] + endpoints), clock: clock)
+        accessTokens = AccessTokenValidator(issuer: issuer, keys: keys, grants: store, clock: clock)
+        let userTokens = UserGrantTokens(issuer: tokenIssuer, users: store)
+        grants = TokenEndpointGrants([
+            AuthorizationCodeGrant(grants: store, tokens: userTokens, clock: clock),
+            RefreshTokenGrant(grants: store, tokens: userTokens, clock: clock),
+            ClientCredentialsGrant(issuer: tokenIssuer),
+        ])
+        accountThrottle = FailureThrottle(limit: configuration.maxFailuresPerAccount, window: configuration.failureWindow)
+        addressThrottle = FailureThrottle(limit: configuration.maxFailuresPerAddress, window: configuration.failureWindow)
+        pages = try PageRenderer()
+    }
+
+    public func shutdown() async {
+        try? await store.database.close()
+    }
+
+    // MARK: Administration
+
+    /// What `tessera clients add` asks for.
+    public struct ClientRegistration: Sendable {
+        public var id: String?
+        public var name: String
+        public var redirectURIs: [String]
+        public var postLogoutRedirectURIs: [String] = []
+        public var isPublic = false
+        public var secret: String?
+        public var scopes: [String] = ["openid", "profile", "email", "offline_access"]
+        public var grantTypes: [String] = [GrantType.authorizationCode, GrantType.refreshToken]
+        public var firstParty = false
+        public var jwks: JWKSet?
+        public var assertionIssuer: String?
+        public var pairwise = false
+        public init(name: String, redirectURIs: [String]) {
+            self.name = name
+            self.redirectURIs = redirectURIs
+        }
+    }
+
+    /// Registers a client; returns it with its secret in clear text (shown once, stored hashed).
+    public func registerClient(_ registration: ClientRegistration) async throws -> (client: Client, secret: String?) {
+        try Self.validate(registration)
+        let authMethod: ClientAuthMethod = registration.isPublic ? .none : (registration.jwks != nil ? .privateKeyJWT : .clientSecretBasic)
+        var secret: String?
+        if authMethod == .clientSecretBasic {
+            secret = registration.secret ?? SecureRandom.token()
+        }
+        let client = Client(
+            id: registration.id ?? SecureRandom.token(bytes: 16), name: registration.name, secretHash: secret.map(ClientSecretHash.make),
+            authMethod: authMethod, redirectURIs: registration.redirectURIs, postLogoutRedirectURIs: registration.postLogoutRedirectURIs,
+            grantTypes: registration.grantTypes, scopes: ScopeSet(registration.scopes), firstParty: registration.firstParty,
+            jwks: registration.jwks, assertionIssuer: registration.assertionIssuer,
+            subjectType: registration.pairwise ? .pairwise : .public, createdAt: clock.now())
+        try await store.insert(client)
+        return (client, secret)
+    }
+
+    static func validate(_ registration: ClientRegistration) throws {
+        guard !registration.name.trimmingCharacters(in: .whitespaces).isEmpty else { throw ConfigurationError("a client needs a --name") }
+        let supported: Set = [GrantType.authorizationCode, GrantType.refreshToken, GrantType.clientCredentials]
+        for grant in registration.grantTypes where !supported.contains(grant) {
+            throw ConfigurationError("unsupported grant type '\(grant)' (use authorization_code, refresh_token or client_credentials)")
+        }
+        if registration.grantTypes.contains(GrantType.authorizationCode) && registration.redirectURIs.isEmpty {
+            throw ConfigurationError("the authorization_code grant needs at least one --redirect-uri")
+        }
+        for uri in registration.redirectURIs + registration.postLogoutRedirectURIs {
+            guard let url = URL(string: uri), let scheme = url.scheme?.lowercased(), url.fragment == nil else {
+                throw ConfigurationError("'\(uri)' is not an absolute URI without a fragment")
+            }
+            if scheme == "http" {
+                let host = url.host ?? ""
+                guard ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host) else {
+                    throw ConfigurationError("'\(uri)' uses http: only loopback redirect URIs may (RFC 8252 §7.3); use https")
+                }
+            } else if scheme != "https" && !scheme.contains(".") {
+                throw ConfigurationError("'\(uri)': a custom scheme must be a reverse domain name such as com.example.app (RFC 8252 §7.1)")
+            }
+        }
+        if registration.isPublic {
+            if registration.secret != nil { throw ConfigurationError("a --public client has no secret") }
+            if registration.grantTypes.contains(GrantType.clientCredentials) {
+                throw ConfigurationError("a --public client cannot use client_credentials")
+            }
+        }
+        if let secret = registration.secret, secret.count < 32 {
+            throw ConfigurationError("a client secret must be at least 32 characters (leave --secret out to generate one)")
+        }
+        if registration.jwks != nil && registration.secret != nil {
+            throw ConfigurationError("a client authenticates either with a secret or with its keys, not both")
+        }
+        for key in registration.jwks?.keys ?? [] {
+            _ = try JWSVerificationKey(jwk: key)
+        }
+    }
+
+    /// Creates a user; the password is hashed off the event loop.
+    public func createUser(email: String, password: String?, name: String?, emailVerified: Bool = true) async throws -> User {
+        let email = email.trimmingCharacters(in: .whitespaces).lowercased()
+        guard Self.isPlausibleEmail(email) else { throw ConfigurationError("'\(email)' is not an email address") }
+        if let password, password.count < 8 { throw ConfigurationError("a password must be at least 8 characters") }
+        let now = clock.now()
+        let hash: String? = if let password { try await passwords.hash(password) } else { nil }
+        let user = User(id: UUID().uuidString.lowercased(), email: email, emailVerified: emailVerified, name: name, passwordHash: hash,
+                        profile: [:], createdAt: now, updatedAt: now)
+        try await store.insert(user)
+        return user
+    }
+
+    static func isPlausibleEmail(_ email: String) -> Bool {
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        return parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".") && !parts[1].hasPrefix(".") && !parts[1].hasSuffix(".")
+            && !email.contains(where: \.isWhitespace) && email.count <= 254
+    }
+}

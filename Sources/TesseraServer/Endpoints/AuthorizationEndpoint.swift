@@ -1,0 +1,198 @@
+import Foundation
+import Hummingbird
+import TesseraCore
+
+/// The browser-facing routes: the authorization endpoint and the hosted login and consent
+/// pages that complete it (RFC 6749 §4.1.1–4.1.2, OpenID Connect Core §3.1.2).
+struct AuthorizationEndpoint {
+    let provider: Provider
+    var authorizer: Authorizer { provider.authorizer }
+    var pages: PageRenderer { provider.pages }
+
+    func register(on router: Router<TesseraRequestContext>) {
+        router.get(RouterPath(Endpoint.authorization.path)) { request, context in try await authorize(request, context) }
+        router.post(RouterPath(Endpoint.authorization.path)) { request, context in try await authorize(request, context) }
+        router.post("/login") { request, context in try await login(request, context) }
+        router.post("/consent") { request, context in try await consent(request, context) }
+    }
+
+    func authorize(_ request: Request, _ context: TesseraRequestContext) async throws -> Response {
+        var request = request
+        let parameters: RequestParameters
+        do { parameters = try await request.queryOrFormParameters() } catch let error as OAuthError {
+            return errorPage(error, request: request, locales: [])
+        }
+        let locales = (parameters["ui_locales"] ?? "").split(separator: " ").map(String.init)
+        switch try await authorizer.validate(parameters) {
+        case .failure(.page(let error)):
+            provider.logger.info("authorization request refused", metadata: ["error": "\(error)"])
+            return errorPage(error, request: request, locales: locales)
+        case .failure(.redirect(let target, let error)):
+            return respond(authorizer.respondError(target, error), request: request, locales: locales)
+        case .success(let (authorization, client)):
+            let session = try await BrowserSessions(provider: provider).current(request)
+            let outcome = try await authorizer.decide(authorization, client: client, session: session, signedInNow: false)
+            return respond(outcome, request: request, locales: locales)
+        }
+    }
+
+    func login(_ request: Request, _ context: TesseraRequestContext) async throws -> Response {
+        var request = request
+        let form = try await request.formParameters()
+        guard let interaction = form["interaction"], let (authorization, client) = try await authorizer.pendingRequest(interaction) else {
+            return expiredPage(request)
+        }
+        let language = language(for: request, locales: authorization.uiLocales)
+        guard CSRF.isValid(form["csrf_token"], request: request) else { return expiredPage(request, language: language) }
+        let email = (form["email"] ?? "").trimmingCharacters(in: .whitespaces).lowercased()
+        let password = form["password"] ?? ""
+
+        let now = provider.clock.now()
+        let accountKey = "account:" + email, addressKey = "address:" + context.remoteAddress
+        func again(_ message: PageLanguage.Key, status: HTTPResponse.Status) -> Response {
+            loginPage(authorization, client: client, interaction: interaction, request: request, email: email,
+                      message: language.text(message), status: status)
+        }
+        if provider.accountThrottle.isBlocked(accountKey, now: now) || provider.addressThrottle.isBlocked(addressKey, now: now) {
+            return again(.throttled, status: .tooManyRequests)
+        }
+        let user = try await provider.store.user(email: email)
+        let verification = try await provider.passwords.verify(password, against: user?.passwordHash)
+        guard let user, verification.matches else {
+            provider.accountThrottle.recordFailure(accountKey, now: now)
+            provider.addressThrottle.recordFailure(addressKey, now: now)
+            return again(.badCredentials, status: .unauthorized)
+        }
+        provider.accountThrottle.reset(accountKey)
+        if verification.needsRehash {
+            try await provider.store.updatePasswordHash(userID: user.id, hash: try await provider.passwords.hash(password), now: now)
+        }
+        let (session, cookie) = try await BrowserSessions(provider: provider).create(userID: user.id, amr: ["pwd"])
+        let outcome = try await authorizer.decide(authorization, client: client, session: session, signedInNow: true, interaction: interaction)
+        var response = respond(outcome, request: request, locales: authorization.uiLocales, afterPost: true)
+        response.setCookie(cookie)
+        if case .respond = outcome { try await authorizer.finish(interaction) }
+        return response
+    }
+
+    func consent(_ request: Request, _ context: TesseraRequestContext) async throws -> Response {
+        var request = request
+        let form = try await request.formParameters()
+        guard let interaction = form["interaction"], let (authorization, client) = try await authorizer.pendingRequest(interaction),
+              let session = try await BrowserSessions(provider: provider).current(request) else {
+            return expiredPage(request)
+        }
+        guard CSRF.isValid(form["csrf_token"], request: request) else {
+            return expiredPage(request, language: language(for: request, locales: authorization.uiLocales))
+        }
+        let outcome = try await authorizer.consent(authorization, client: client, session: session, allowed: form["decision"] == "allow")
+        try await authorizer.finish(interaction)
+        return respond(outcome, request: request, locales: authorization.uiLocales, afterPost: true)
+    }
+
+    // MARK: Rendering
+
+    func respond(_ outcome: AuthorizationOutcome, request: Request, locales: [String], afterPost: Bool = false) -> Response {
+        switch outcome {
+        case .errorPage(let error):
+            return errorPage(error, request: request, locales: locales)
+        case .respond(let target, let parameters):
+            switch target.mode {
+            case .query, .fragment:
+                return Responses.redirect(appending(parameters, to: target.redirectURI, inFragment: target.mode == .fragment),
+                                          status: afterPost ? .seeOther : .found)
+            case .formPost:
+                let nonce = SecureRandom.token(bytes: 16)
+                let html = pages.formPost(language: language(for: request, locales: locales), action: target.redirectURI,
+                                          fields: parameters, nonce: nonce)
+                return Responses.html(html, scriptNonce: nonce, formAction: Self.origin(of: target.redirectURI))
+            }
+        case .login(let interaction, let authorization, let client):
+            return loginPage(authorization, client: client, interaction: interaction, request: request,
+                             email: authorization.loginHint, message: nil, status: .ok)
+        case .consent(let interaction, let authorization, let client, let user, let scopes):
+            let (csrf, cookie) = CSRF.token(for: request, secure: provider.configuration.secureCookies)
+            let html = pages.consent(language: language(for: request, locales: authorization.uiLocales), clientName: client.name,
+                                     interaction: interaction, csrf: csrf, email: user.email, scopes: scopes)
+            var response = Responses.html(html)
+            if let cookie { response.setCookie(cookie) }
+            return response
+        }
+    }
+
+    func loginPage(_ authorization: AuthorizationRequest, client: Client, interaction: String, request: Request,
+                   email: String?, message: String?, status: HTTPResponse.Status) -> Response {
+        let (csrf, cookie) = CSRF.token(for: request, secure: provider.configuration.secureCookies)
+        let html = pages.login(language: language(for: request, locales: authorization.uiLocales), clientName: client.name,
+                               interaction: interaction, csrf: csrf, email: email, message: message)
+        var response = Responses.html(html, status: status)
+        if let cookie { response.setCookie(cookie) }
+        return response
+    }
+
+    func errorPage(_ error: OAuthError, request: Request, locales: [String]) -> Response {
+        Responses.html(pages.error(language: language(for: request, locales: locales), error: error), status: .badRequest)
+    }
+
+    func expiredPage(_ request: Request, language: PageLanguage? = nil) -> Response {
+        let language = language ?? self.language(for: request, locales: [])
+        let error = OAuthError(.invalidRequest, language.text(.sessionExpired))
+        return Responses.html(pages.error(language: language, error: error), status: .badRequest)
+    }
+
+    func language(for request: Request, locales: [String]) -> PageLanguage {
+        PageLanguage.negotiate(uiLocales: locales, acceptLanguage: request.headers[.acceptLanguage])
+    }
+
+    /// `scheme://host[:port]` of a URL, for a CSP `form-action` source.
+    static func origin(of uri: String) -> String {
+        guard let components = URLComponents(string: uri), let scheme = components.scheme, let host = components.host else { return "'none'" }
+        if !["http", "https"].contains(scheme.lowercased()) { return scheme + ":" }
+        return "\(scheme)://\(host)" + (components.port.map { ":\($0)" } ?? "")
+    }
+}
+
+/// Double-submit CSRF protection for the hosted forms: a random value in a
+/// `SameSite=Lax; HttpOnly` cookie that each form must echo.
+enum CSRF {
+    static let cookieName = "tessera_csrf"
+
+    static func token(for request: Request, secure: Bool) -> (String, Cookie?) {
+        if let existing = request.cookies[cookieName]?.value, existing.count >= 32 { return (existing, nil) }
+        let value = SecureRandom.token()
+        return (value, Cookie(name: cookieName, value: value, path: "/", secure: secure, httpOnly: true, sameSite: .lax))
+    }
+
+    static func isValid(_ submitted: String?, request: Request) -> Bool {
+        guard let submitted, let expected = request.cookies[cookieName]?.value, expected.count >= 32 else { return false }
+        return constantTimeEquals(Array(submitted.utf8), Array(expected.utf8))
+    }
+}
+
+/// The provider's browser session cookie.
+struct BrowserSessions {
+    static let cookieName = "tessera_session"
+    let provider: Provider
+
+    func current(_ request: Request) async throws -> BrowserSession? {
+        guard let value = request.cookies[Self.cookieName]?.value, !value.isEmpty else { return nil }
+        return try await provider.store.session(tokenHash: tokenHash(value), now: provider.clock.now())
+    }
+
+    func create(userID: String, amr: [String]) async throws -> (BrowserSession, Cookie) {
+        let now = provider.clock.now()
+        let value = SecureRandom.token()
+        let session = BrowserSession(sid: SecureRandom.token(bytes: 16), userID: userID, authTime: now, amr: amr,
+                                     expiresAt: now + provider.configuration.sessionLifetime)
+        try await provider.store.insertSession(tokenHash: tokenHash(value), session, now: now)
+        return (session, cookie(value, maxAge: Int(provider.configuration.sessionLifetime)))
+    }
+
+    func cookie(_ value: String, maxAge: Int) -> Cookie {
+        Cookie(name: Self.cookieName, value: value, maxAge: maxAge, path: "/", secure: provider.configuration.secureCookies,
+               httpOnly: true, sameSite: .lax)
+    }
+
+    /// A cookie that removes the session cookie.
+    var clearingCookie: Cookie { cookie("", maxAge: 0) }
+}

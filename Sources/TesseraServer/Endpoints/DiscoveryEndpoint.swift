@@ -1,0 +1,61 @@
+import Foundation
+import Hummingbird
+import TesseraCore
+
+/// `/.well-known/openid-configuration` (OpenID Connect Discovery §4) and
+/// `/.well-known/oauth-authorization-server` (RFC 8414 §3), one document for both.
+struct DiscoveryEndpoint {
+    let document: Data
+
+    init(provider: Provider) throws {
+        let issuer = provider.issuer
+        func url(_ endpoint: Endpoint) -> String { issuer + endpoint.path }
+        var metadata = ProviderMetadata(issuer: issuer, authorizationEndpoint: url(.authorization), tokenEndpoint: url(.token),
+                                        jwksURI: url(.jwks), responseTypesSupported: ["code"])
+        metadata.userinfoEndpoint = url(.userinfo)
+        metadata.revocationEndpoint = url(.revocation)
+        metadata.introspectionEndpoint = url(.introspection)
+        metadata.endSessionEndpoint = url(.endSession)
+        metadata.scopesSupported = ScopeCatalogue.all.map(\.name)
+        metadata.responseModesSupported = ResponseMode.allCases.map(\.rawValue)
+        metadata.grantTypesSupported = provider.grants.supported
+        metadata.subjectTypesSupported = ["public", "pairwise"]
+        metadata.idTokenSigningAlgValuesSupported = [try provider.keys.signingAlgorithm.rawValue]
+        let authMethods = ClientAuthMethod.allCases.map(\.rawValue)
+        metadata.tokenEndpointAuthMethodsSupported = authMethods
+        metadata.tokenEndpointAuthSigningAlgValuesSupported = JWSAlgorithm.allCases.map(\.rawValue)
+        metadata.revocationEndpointAuthMethodsSupported = authMethods
+        metadata.introspectionEndpointAuthMethodsSupported = authMethods.filter { $0 != "none" }
+        metadata.codeChallengeMethodsSupported = ["S256"]
+        metadata.claimsSupported = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "azp", "sid", "at_hash"]
+            + ScopeCatalogue.claimsSupported.filter { $0 != "sub" }
+        metadata.claimTypesSupported = ["normal"]
+        metadata.promptValuesSupported = ["none", "login", "consent", "select_account"]
+        metadata.uiLocalesSupported = PageLanguage.allCases.map(\.rawValue)
+        metadata.claimsParameterSupported = false
+        metadata.requestParameterSupported = false
+        metadata.requestURIParameterSupported = false
+        metadata.authorizationResponseIssParameterSupported = true
+        metadata.frontchannelLogoutSupported = false
+        metadata.backchannelLogoutSupported = false
+        document = try CanonicalJSON.encode(metadata)
+    }
+
+    func register(on router: Router<TesseraRequestContext>, provider: Provider) {
+        let document = self.document
+        for path in ["/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"] {
+            router.get(RouterPath(path)) { _, _ in Self.publicJSON(document) }
+        }
+        router.get(RouterPath(Endpoint.jwks.path)) { _, _ in
+            Self.publicJSON(try provider.keys.jwksDocument, contentType: "application/jwk-set+json")
+        }
+    }
+
+    static func publicJSON(_ data: Data, contentType: String = "application/json") -> Response {
+        var response = Responses.json(data, cache: true)
+        response.headers[.contentType] = contentType
+        response.headers[.cacheControl] = "public, max-age=300"
+        response.headers[.accessControlAllowOrigin] = "*"
+        return response
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import TesseraCore
+
+/// The request context of every Tessera route: Hummingbird's core plus the client address
+/// (for throttling).
+public struct TesseraRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let remoteAddress: String
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
+    }
+}
+
+/// Largest form body accepted.
+let maxFormBody = 64 * 1024
+
+extension Request {
+    /// Query parameters, keeping duplicates aside.
+    var queryParameters: RequestParameters {
+        RequestParameters(urlEncoded: Substring(uri.query ?? ""))
+    }
+
+    /// The form body of a POST. Anything but `application/x-www-form-urlencoded` is refused.
+    mutating func formParameters() async throws -> RequestParameters {
+        let type = headers[.contentType]?.lowercased() ?? ""
+        guard type.hasPrefix("application/x-www-form-urlencoded") else {
+            throw OAuthError.invalidRequest("The request body must be application/x-www-form-urlencoded.")
+        }
+        let buffer: ByteBuffer
+        do { buffer = try await collectBody(upTo: maxFormBody) } catch {
+            throw OAuthError.invalidRequest("The request body is too large.")
+        }
+        return RequestParameters(urlEncoded: Substring(String(buffer: buffer)))
+    }
+
+    /// Parameters from the query (GET) or the form body (POST), as the authorization
+    /// and logout endpoints accept both.
+    mutating func queryOrFormParameters() async throws -> RequestParameters {
+        method == .post ? try await formParameters() : queryParameters
+    }
+
+    /// The `Authorization: Basic` pair, form-urlencoded-decoded (RFC 6749 §2.3.1).
+    func basicCredentials() throws -> (id: String, secret: String)? {
+        guard let header = headers[.authorization] else { return nil }
+        guard header.count > 6, header.prefix(6).lowercased() == "basic " else { return nil }
+        guard let data = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+              let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":") else {
+            throw OAuthError.invalidClient("The Basic credentials are malformed.")
+        }
+        let id = RequestParameters.decode(text[..<colon]), secret = RequestParameters.decode(text[text.index(after: colon)...])
+        guard !id.isEmpty else { throw OAuthError.invalidClient("The Basic credentials are malformed.") }
+        return (id, secret)
+    }
+
+    /// A bearer token from the Authorization header (RFC 6750 §2.1).
+    var bearerToken: String? {
+        guard let header = headers[.authorization], header.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
+        return String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+    }
+}
+
+enum Responses {
+    /// RFC 6749 §5.1: responses carrying tokens or credentials must not be cached.
+    static func addNoStore(_ headers: inout HTTPFields) {
+        headers[.cacheControl] = "no-store"
+        headers[.init("Pragma")!] = "no-cache"
+    }
+
+    static func json(_ data: Data, status: HTTPResponse.Status = .ok, cache: Bool = false) -> Response {
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        if !cache { addNoStore(&headers) }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(data: data)))
+    }
+
+    static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
+        json(try CanonicalJSON.encode(value), status: status)
+    }
+
+    /// An OAuth error as JSON (RFC 6749 §5.2); `invalid_client` gets 401 and a challenge.
+    static func error(_ error: OAuthError) -> Response {
+        var response = json((try? CanonicalJSON.encode(error.responseBody)) ?? Data(), status: .init(code: error.status))
+        if error.code == .invalidClient {
+            response.headers[.wwwAuthenticate] = "Basic realm=\"tessera\", error=\"invalid_client\""
+        }
+        return response
+    }
+
+    /// A bearer-token error (RFC 6750 §3).
+    static func bearerError(_ error: OAuthError) -> Response {
+        var response = json((try? CanonicalJSON.encode(error.responseBody)) ?? Data(), status: .init(code: error.status))
+        var challenge = "Bearer realm=\"tessera\", error=\"\(error.code.rawValue)\""
+        if let description = error.errorDescription { challenge += ", error_description=\"\(description.replacingOccurrences(of: "\"", with: "'"))\"" }
+        response.headers[.wwwAuthenticate] = challenge
+        return response
+    }
+
+    static func redirect(_ location: String, status: HTTPResponse.Status = .found) -> Response {
+        var headers: HTTPFields = [.location: location]
+        addNoStore(&headers)
+        return Response(status: status, headers: headers)
+    }
+
+    /// An HTML page with the strict security headers of the hosted pages.
+    static func html(_ html: String, status: HTTPResponse.Status = .ok, scriptNonce: String? = nil, formAction: String? = nil) -> Response {
+        var csp = "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'; "
+        csp += "form-action \(formAction ?? "'self'")"
+        if let scriptNonce { csp += "; script-src 'nonce-\(scriptNonce)'" }
+        var headers: HTTPFields = [
+            .contentType: "text/html; charset=utf-8",
+            .contentSecurityPolicy: csp,
+            .init("X-Frame-Options")!: "DENY",
+            .init("X-Content-Type-Options")!: "nosniff",
+            .init("Referrer-Policy")!: "no-referrer",
+        ]
+        addNoStore(&headers)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+}
+
+/// Appends parameters to a URL's query or fragment.
+func appending(_ parameters: [(String, String)], to uri: String, inFragment: Bool) -> String {
+    let encoded = RequestParameters.encode(parameters)
+    if inFragment { return uri + "#" + encoded }
+    return uri + (uri.contains("?") ? "&" : "?") + encoded
+}

@@ -1,0 +1,78 @@
+import Hummingbird
+import TesseraCore
+
+/// RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0 §2–3).
+///
+/// The provider logs out without asking only when an `id_token_hint` proves the request
+/// comes from a client of the current session; otherwise the user confirms on a page
+/// (a CSRF-protected form), so a third-party page can't sign anyone out.
+struct LogoutEndpoint {
+    let provider: Provider
+
+    func register(on router: Router<TesseraRequestContext>) {
+        router.get(RouterPath(Endpoint.endSession.path)) { request, _ in try await logout(request) }
+        router.post(RouterPath(Endpoint.endSession.path)) { request, _ in try await logout(request) }
+    }
+
+    func logout(_ request: Request) async throws -> Response {
+        var request = request
+        let pages = provider.pages
+        let parameters: RequestParameters
+        do { parameters = try await request.queryOrFormParameters() } catch let error as OAuthError {
+            return Responses.html(pages.error(language: .en, error: error), status: .badRequest)
+        }
+        let locales = (parameters["ui_locales"] ?? "").split(separator: " ").map(String.init)
+        let language = PageLanguage.negotiate(uiLocales: locales, acceptLanguage: request.headers[.acceptLanguage])
+        func refuse(_ message: String) -> Response {
+            Responses.html(pages.error(language: language, error: .invalidRequest(message)), status: .badRequest)
+        }
+
+        var hint: JWT?
+        if let value = parameters["id_token_hint"] {
+            guard let jwt = try? JWT(parsing: value), (try? provider.keys.verify(jwt)) != nil, jwt.issuer == provider.issuer,
+                  jwt.type != "at+jwt" else {
+                return refuse("id_token_hint is not an ID token issued by this provider.")
+            }
+            hint = jwt
+        }
+        var clientID = parameters["client_id"]
+        if let hint {
+            guard let audience = hint.audience.first else { return refuse("id_token_hint has no audience.") }
+            if let clientID, !hint.audience.contains(clientID) { return refuse("client_id does not match id_token_hint.") }
+            clientID = audience
+        }
+        let redirect = parameters["post_logout_redirect_uri"]
+        if let redirect {
+            guard let clientID, let client = try await provider.store.client(id: clientID) else {
+                return refuse("post_logout_redirect_uri needs id_token_hint or client_id.")
+            }
+            guard client.postLogoutRedirectURIs.contains(redirect) else {
+                return refuse("post_logout_redirect_uri is not registered for this client.")
+            }
+        }
+
+        let sessions = BrowserSessions(provider: provider)
+        let session = try await sessions.current(request)
+        let confirmed = request.method == .post && parameters["confirm"] == "yes" && CSRF.isValid(parameters["csrf_token"], request: request)
+        let hintMatches = session != nil && hint?.claims["sid"]?.stringValue == session?.sid
+        if let session, !confirmed, !hintMatches {
+            let (csrf, cookie) = CSRF.token(for: request, secure: provider.configuration.secureCookies)
+            var response = Responses.html(pages.logout(language: language, csrf: csrf, clientID: clientID,
+                                                       postLogoutRedirectURI: redirect, state: parameters["state"]))
+            if let cookie { response.setCookie(cookie) }
+            return response
+        }
+        if let session { try await provider.store.endSession(sid: session.sid, now: provider.clock.now()) }
+
+        var response: Response
+        if let redirect {
+            var query: [(String, String)] = []
+            if let state = parameters["state"] { query.append(("state", state)) }
+            response = Responses.redirect(query.isEmpty ? redirect : appending(query, to: redirect, inFragment: false), status: .seeOther)
+        } else {
+            response = Responses.html(pages.loggedOut(language: language))
+        }
+        response.setCookie(sessions.clearingCookie)
+        return response
+    }
+}

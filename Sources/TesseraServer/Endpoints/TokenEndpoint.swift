@@ -1,0 +1,90 @@
+import Hummingbird
+import TesseraCore
+
+/// The token endpoint (RFC 6749 §3.2): authenticates the client, then hands the request
+/// to the grant registered for its `grant_type`.
+struct TokenEndpoint {
+    let provider: Provider
+
+    func register(on router: Router<TesseraRequestContext>) {
+        router.post(RouterPath(Endpoint.token.path)) { request, _ in
+            await Self.answer(provider) { try await token(request) }
+        }
+    }
+
+    func token(_ request: Request) async throws -> Response {
+        var request = request
+        let parameters = try await request.formParameters()
+        let client = try await provider.clientAuthenticator.authenticate(basic: try request.basicCredentials(), parameters: parameters)
+        guard !parameters.duplicates.contains("grant_type") else { throw OAuthError.invalidRequest("grant_type was sent more than once.") }
+        if let name = parameters.duplicates.first { throw OAuthError.invalidRequest("The \(name) parameter was sent more than once.") }
+        guard let grantType = parameters["grant_type"] else { throw OAuthError.invalidRequest("The grant_type parameter is missing.") }
+        guard let grant = provider.grants.grant(for: grantType) else {
+            throw OAuthError(.unsupportedGrantType, "The grant type '\(grantType)' is not supported.")
+        }
+        guard client.grantTypes.contains(grantType) else {
+            throw OAuthError(.unauthorizedClient, "This client is not allowed the grant type '\(grantType)'.")
+        }
+        return try Responses.json(try await grant.exchange(parameters, client: client))
+    }
+
+    /// Runs an endpoint body and turns any error into an OAuth JSON error; anything that is
+    /// not an ``OAuthError`` is logged and answered as `server_error` without its detail.
+    static func answer(_ provider: Provider, _ body: () async throws -> Response) async -> Response {
+        do {
+            return try await body()
+        } catch let error as OAuthError {
+            if error.code == .serverError { provider.logger.error("request failed", metadata: ["error": "\(error)"]) }
+            return Responses.error(error)
+        } catch {
+            provider.logger.error("request failed", metadata: ["error": "\(error)"])
+            return Responses.error(.serverError(detail: "\(error)"))
+        }
+    }
+}
+
+/// Userinfo (OpenID Connect Core §5.3): the claims of the scopes the access token carries.
+struct UserinfoEndpoint {
+    let provider: Provider
+
+    func register(on router: Router<TesseraRequestContext>) {
+        router.get(RouterPath(Endpoint.userinfo.path)) { request, _ in await answer(request) }
+        router.post(RouterPath(Endpoint.userinfo.path)) { request, _ in await answer(request) }
+    }
+
+    func answer(_ request: Request) async -> Response {
+        do {
+            var request = request
+            var token = request.bearerToken
+            if request.method == .post, (request.headers[.contentType] ?? "").lowercased().hasPrefix("application/x-www-form-urlencoded") {
+                let form = try await request.formParameters()
+                if let bodyToken = form["access_token"] {
+                    // RFC 6750 §2: one method per request.
+                    guard token == nil else { throw OAuthError.invalidRequest("Send the access token in one place only.") }
+                    token = bodyToken
+                }
+            }
+            guard let token else {
+                var response = Responses.json(try CanonicalJSON.encode(["error": "invalid_token", "error_description": "An access token is required."]),
+                                              status: .unauthorized)
+                response.headers[.wwwAuthenticate] = "Bearer realm=\"tessera\""
+                return response
+            }
+            let validated = try await provider.accessTokens.validate(token)
+            guard validated.scope.contains(ScopeCatalogue.openid), let grant = validated.grant, let userID = grant.userID,
+                  let user = try await provider.store.user(id: userID), let client = try await provider.store.client(id: grant.clientID) else {
+                throw OAuthError(.insufficientScope, "The access token was not issued with the openid scope.")
+            }
+            var claims = UserClaims.claims(of: user, scopes: validated.scope)
+            claims["sub"] = .string(provider.tokenIssuer.subject(userID: user.id, client: client))
+            return try Responses.json(claims)
+        } catch let error as OAuthError where error.code == .invalidToken || error.code == .insufficientScope {
+            return Responses.bearerError(error)
+        } catch let error as OAuthError {
+            return Responses.error(error)
+        } catch {
+            provider.logger.error("userinfo failed", metadata: ["error": "\(error)"])
+            return Responses.error(.serverError(detail: "\(error)"))
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import TesseraCore
+
+/// How the authorization response travels back (OAuth 2.0 Multiple Response Types §2.1,
+/// Form Post Response Mode §2).
+public enum ResponseMode: String, Sendable, Codable, CaseIterable {
+    case query
+    case fragment
+    case formPost = "form_post"
+}
+
+/// A validated authorization request (RFC 6749 §4.1.1, OpenID Connect Core §3.1.2.1),
+/// kept while the user signs in and consents.
+public struct AuthorizationRequest: Sendable, Codable, Equatable {
+    public var clientID: String
+    public var redirectURI: String
+    public var responseMode: ResponseMode
+    public var state: String?
+    public var nonce: String?
+    public var scope: ScopeSet
+    public var codeChallenge: String?
+    public var prompt: [String]
+    public var maxAge: Int64?
+    public var loginHint: String?
+    /// `sub` of a verified `id_token_hint`.
+    public var hintedSubject: String?
+    public var uiLocales: [String]
+
+    public var isOpenID: Bool { scope.contains(ScopeCatalogue.openid) }
+}
+
+/// Where an authorization response or error goes, once the redirect URI is trusted.
+public struct ResponseTarget: Sendable, Equatable {
+    public var redirectURI: String
+    public var mode: ResponseMode
+    public var state: String?
+}
+
+/// What the authorization endpoint does next.
+public enum AuthorizationOutcome: Sendable {
+    /// The client or redirect URI can't be trusted: show an error page, never redirect.
+    case errorPage(OAuthError)
+    /// Send `parameters` to the client's redirect URI.
+    case respond(ResponseTarget, [(String, String)])
+    /// Ask the user to sign in.
+    case login(interaction: String, AuthorizationRequest, Client)
+    /// Ask the user to allow `scopes`.
+    case consent(interaction: String, AuthorizationRequest, Client, User, scopes: ScopeSet)
+}

@@ -1,0 +1,92 @@
+import Foundation
+
+/// The languages of the hosted pages, and their strings.
+public enum PageLanguage: String, Sendable, CaseIterable {
+    case en, ru
+
+    /// Picks a language: the first supported of `ui_locales`, then of `Accept-Language`, then English.
+    public static func negotiate(uiLocales: [String], acceptLanguage: String?) -> PageLanguage {
+        for tag in uiLocales {
+            if let language = match(tag) { return language }
+        }
+        if let acceptLanguage {
+            let ranked = acceptLanguage.split(separator: ",").compactMap { item -> (String, Double)? in
+                let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+                guard let tag = parts.first, !tag.isEmpty else { return nil }
+                let q = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
+                return (tag, q)
+            }
+            for (tag, q) in ranked.sorted(by: { $0.1 > $1.1 }) where q > 0 {
+                if let language = match(tag) { return language }
+            }
+        }
+        return .en
+    }
+
+    static func match(_ tag: String) -> PageLanguage? {
+        let primary = tag.lowercased().split(separator: "-").first.map(String.init) ?? ""
+        return PageLanguage(rawValue: primary)
+    }
+
+    public func text(_ key: Key) -> String {
+        (self == .ru ? Self.russian[key] : nil) ?? Self.english[key] ?? key.rawValue
+    }
+
+    public enum Key: String, Sendable {
+        case signInTitle, signInTo, email, password, signIn, badCredentials, throttled
+        case consentTitle, consentIntro, consentSignedInAs, allow, deny
+        case errorTitle, errorIntro, errorCode
+        case logoutTitle, logoutQuestion, logoutConfirm, logoutCancel, loggedOutTitle, loggedOut
+        case formPostTitle, formPostContinue, sessionExpired
+        case scopeOpenID, scopeProfile, scopeEmail, scopePhone, scopeAddress, scopeOfflineAccess
+    }
+
+    static let english: [Key: String] = [
+        .signInTitle: "Sign in", .signInTo: "to continue to", .email: "Email", .password: "Password",
+        .signIn: "Sign in", .badCredentials: "The email or password is incorrect.",
+        .throttled: "Too many attempts. Wait a few minutes and try again.",
+        .consentTitle: "Allow access?", .consentIntro: "wants to access:", .consentSignedInAs: "Signed in as",
+        .allow: "Allow", .deny: "Deny",
+        .errorTitle: "This sign-in request can't be completed",
+        .errorIntro: "The app that sent you here made a request this server can't accept. Go back to the app and try again.",
+        .errorCode: "Error",
+        .logoutTitle: "Sign out", .logoutQuestion: "Do you want to sign out?", .logoutConfirm: "Sign out",
+        .logoutCancel: "Stay signed in", .loggedOutTitle: "Signed out", .loggedOut: "You are signed out.",
+        .formPostTitle: "Returning to the app", .formPostContinue: "Continue",
+        .sessionExpired: "This page has expired. Go back to the app and start again.",
+        .scopeOpenID: "Your account identifier", .scopeProfile: "Your name and profile", .scopeEmail: "Your email address",
+        .scopePhone: "Your phone number", .scopeAddress: "Your address",
+        .scopeOfflineAccess: "Access to your data while you are not using the app",
+    ]
+
+    static let russian: [Key: String] = [
+        .signInTitle: "Вход", .signInTo: "чтобы продолжить в", .email: "Электронная почта", .password: "Пароль",
+        .signIn: "Войти", .badCredentials: "Неверная электронная почта или пароль.",
+        .throttled: "Слишком много попыток. Подождите несколько минут и попробуйте снова.",
+        .consentTitle: "Разрешить доступ?", .consentIntro: "запрашивает доступ к данным:", .consentSignedInAs: "Вы вошли как",
+        .allow: "Разрешить", .deny: "Отклонить",
+        .errorTitle: "Не удалось выполнить запрос на вход",
+        .errorIntro: "Приложение, которое направило вас сюда, отправило запрос, который сервер не может принять. Вернитесь в приложение и попробуйте снова.",
+        .errorCode: "Ошибка",
+        .logoutTitle: "Выход", .logoutQuestion: "Выйти из учётной записи?", .logoutConfirm: "Выйти",
+        .logoutCancel: "Остаться", .loggedOutTitle: "Вы вышли", .loggedOut: "Вы вышли из учётной записи.",
+        .formPostTitle: "Возвращаемся в приложение", .formPostContinue: "Продолжить",
+        .sessionExpired: "Срок действия страницы истёк. Вернитесь в приложение и начните заново.",
+        .scopeOpenID: "Идентификатор вашей учётной записи", .scopeProfile: "Ваше имя и профиль",
+        .scopeEmail: "Адрес электронной почты", .scopePhone: "Номер телефона", .scopeAddress: "Ваш адрес",
+        .scopeOfflineAccess: "Доступ к данным, когда вы не пользуетесь приложением",
+    ]
+
+    /// How a scope is described on the consent page.
+    public func describe(scope: String) -> String {
+        switch scope {
+        case "openid": text(.scopeOpenID)
+        case "profile": text(.scopeProfile)
+        case "email": text(.scopeEmail)
+        case "phone": text(.scopePhone)
+        case "address": text(.scopeAddress)
+        case "offline_access": text(.scopeOfflineAccess)
+        default: scope
+        }
+    }
+}

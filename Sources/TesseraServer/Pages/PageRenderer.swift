@@ -1,0 +1,67 @@
+import Mustache
+import TesseraCore
+
+/// Renders the hosted pages from the compiled-in templates.
+public struct PageRenderer: Sendable {
+    let library: MustacheLibrary
+
+    public init() throws {
+        var library = MustacheLibrary()
+        for (name, text) in Templates.all {
+            try library.register(text, named: name)
+        }
+        self.library = library
+    }
+
+    func render(_ template: String, _ values: [String: Any], language: PageLanguage) -> String {
+        // Mustache treats "" as true in sections: drop empty strings so `{{#x}}` means "x is set".
+        var context = values.filter { ($0.value as? String) != "" }
+        context["lang"] = language.rawValue
+        guard let html = library.render(context, withTemplate: template) else {
+            preconditionFailure("template \(template) is not compiled in")
+        }
+        return html
+    }
+
+    func login(language: PageLanguage, clientName: String, interaction: String, csrf: String, email: String?, message: String?) -> String {
+        render("login", [
+            "title": language.text(.signInTitle), "signInTo": language.text(.signInTo), "clientName": clientName,
+            "interaction": interaction, "csrf": csrf, "email": email ?? "", "message": message ?? "",
+            "emailLabel": language.text(.email), "passwordLabel": language.text(.password), "submit": language.text(.signIn),
+        ], language: language)
+    }
+
+    func consent(language: PageLanguage, clientName: String, interaction: String, csrf: String, email: String, scopes: ScopeSet) -> String {
+        render("consent", [
+            "title": language.text(.consentTitle), "clientName": clientName, "intro": language.text(.consentIntro),
+            "scopes": scopes.values.map(language.describe(scope:)), "signedInAs": language.text(.consentSignedInAs),
+            "email": email, "interaction": interaction, "csrf": csrf,
+            "allow": language.text(.allow), "deny": language.text(.deny),
+        ], language: language)
+    }
+
+    func error(language: PageLanguage, error: OAuthError) -> String {
+        render("error", [
+            "title": language.text(.errorTitle), "intro": language.text(.errorIntro),
+            "message": error.errorDescription ?? "", "codeLabel": language.text(.errorCode), "code": error.code.rawValue,
+        ], language: language)
+    }
+
+    func logout(language: PageLanguage, csrf: String, clientID: String?, postLogoutRedirectURI: String?, state: String?) -> String {
+        render("logout", [
+            "title": language.text(.logoutTitle), "question": language.text(.logoutQuestion), "confirm": language.text(.logoutConfirm),
+            "csrf": csrf, "clientID": clientID ?? "", "postLogoutRedirectURI": postLogoutRedirectURI ?? "", "state": state ?? "",
+        ], language: language)
+    }
+
+    func loggedOut(language: PageLanguage) -> String {
+        render("loggedout", ["title": language.text(.loggedOutTitle), "message": language.text(.loggedOut)], language: language)
+    }
+
+    func formPost(language: PageLanguage, action: String, fields: [(String, String)], nonce: String) -> String {
+        render("formpost", [
+            "title": language.text(.formPostTitle), "continue": language.text(.formPostContinue), "action": action,
+            "fields": fields.map { ["name": $0.0, "value": $0.1] }, "nonce": nonce,
+        ], language: language)
+    }
+}

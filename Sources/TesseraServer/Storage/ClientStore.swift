@@ -1,0 +1,47 @@
+import Foundation
+import SQLKit
+import TesseraCore
+
+/// Registered clients.
+public protocol ClientStore: Sendable {
+    func client(id: String) async throws -> Client?
+    func insert(_ client: Client) async throws
+}
+
+extension SQLStore: ClientStore {
+    public func client(id: String) async throws -> Client? {
+        try await database.withDatabase { db -> Client? in
+            guard let row = try await db.raw("SELECT * FROM clients WHERE id = \(bind: id)").first() else { return nil }
+            return Client(
+                id: try row.string("id"), name: try row.string("name"), secretHash: try row.optionalString("secret_hash"),
+                authMethod: ClientAuthMethod(rawValue: try row.string("auth_method")) ?? .clientSecretBasic,
+                redirectURIs: try row.json("redirect_uris", as: [String].self),
+                postLogoutRedirectURIs: try row.json("post_logout_redirect_uris", as: [String].self),
+                grantTypes: try row.json("grant_types", as: [String].self),
+                scopes: ScopeSet(parsing: try row.string("scopes")), firstParty: try row.bool("first_party"),
+                jwks: try row.optionalString("jwks").map { try JWKSet.parse(Data($0.utf8)) },
+                assertionIssuer: try row.optionalString("assertion_issuer"),
+                subjectType: SubjectType(rawValue: try row.string("subject_type")) ?? .public,
+                createdAt: try row.int("created_at"))
+        }
+    }
+
+    public func insert(_ client: Client) async throws {
+        let redirects = try jsonText(client.redirectURIs), logouts = try jsonText(client.postLogoutRedirectURIs)
+        let grants = try jsonText(client.grantTypes), jwks = try client.jwks.map(jsonText)
+        do {
+            try await database.withDatabase { db in
+                try await db.raw("""
+                    INSERT INTO clients (id, name, secret_hash, auth_method, redirect_uris, post_logout_redirect_uris,
+                        grant_types, scopes, first_party, jwks, assertion_issuer, subject_type, created_at)
+                    VALUES (\(bind: client.id), \(bind: client.name), \(bind: client.secretHash), \(bind: client.authMethod.rawValue),
+                        \(bind: redirects), \(bind: logouts), \(bind: grants), \(bind: client.scopes.description),
+                        \(bind: client.firstParty), \(bind: jwks), \(bind: client.assertionIssuer),
+                        \(bind: client.subjectType.rawValue), \(bind: client.createdAt))
+                    """).run()
+            }
+        } catch where isUniqueViolation(error) {
+            throw StoreError.duplicate("client \(client.id)")
+        }
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import SQLKit
+import SQLiteKit
+import Synchronization
+
+/// Where the data lives: a SQLite file (the default) or, later, a PostgreSQL server.
+public enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
+    case sqliteFile(String)
+    case sqliteMemory
+
+    /// Parses `--database`: a path, `sqlite:PATH`, `sqlite://PATH`, or `sqlite::memory:`.
+    public init(parsing value: String) throws {
+        if value == "sqlite::memory:" || value == ":memory:" {
+            self = .sqliteMemory
+        } else if value.hasPrefix("sqlite://") {
+            self = .sqliteFile(String(value.dropFirst("sqlite://".count)))
+        } else if value.hasPrefix("sqlite:") {
+            self = .sqliteFile(String(value.dropFirst("sqlite:".count)))
+        } else if value.hasPrefix("postgres://") || value.hasPrefix("postgresql://") {
+            throw ConfigurationError("PostgreSQL is not available in this version of Tessera yet; use a SQLite path")
+        } else if value.contains("://") {
+            throw ConfigurationError("unsupported database URL '\(value)': give a file path or a sqlite: URL")
+        } else {
+            self = .sqliteFile(value)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .sqliteFile(let path): "sqlite:\(path)"
+        case .sqliteMemory: "sqlite::memory:"
+        }
+    }
+}
+
+/// The SQL database behind every store.
+///
+/// Stores never open connections themselves: they ask for a reader or a
+/// transaction, and receive an `SQLDatabase` that is theirs for the duration.
+/// Every multi-row change runs in ``transaction(_:)``.
+public protocol TransactionalDatabase: Sendable {
+    /// Runs `body` with a database for reads (and single-statement writes).
+    func withDatabase<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+    /// Runs `body` in one transaction: committed if it returns, rolled back if it throws.
+    func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+    /// Closes every connection.
+    func close() async throws
+}
+
+/// SQLite through one connection in WAL mode.
+///
+/// SQLite serialises writers anyway; one connection behind an async lock makes
+/// every transaction trivially isolated within this process, and `BEGIN IMMEDIATE`
+/// with a busy timeout serialises it against other processes (the admin CLI).
+public final class SQLiteDatabase: TransactionalDatabase {
+    let connection: SQLiteConnection
+    let sql: any SQLDatabase
+    let lock = AsyncLock()
+
+    public static func open(_ location: DatabaseLocation, logger: Logger) async throws -> SQLiteDatabase {
+        let storage: SQLiteConnection.Storage
+        switch location {
+        case .sqliteMemory:
+            storage = .memory
+        case .sqliteFile(let path):
+            let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            storage = .file(path: path)
+        }
+        let connection = try await SQLiteConnection.open(storage: storage, logger: logger)
+        let database = SQLiteDatabase(connection: connection)
+        do {
+            for pragma in ["PRAGMA busy_timeout = 10000", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL",
+                           "PRAGMA foreign_keys = ON"] {
+                try await database.sql.raw(SQLQueryString(pragma)).run()
+            }
+            if case .sqliteFile(let path) = location {
+                chmod(path, 0o600)
+            }
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        return database
+    }
+
+    init(connection: SQLiteConnection) {
+        self.connection = connection
+        self.sql = connection.sql(queryLogLevel: .trace)
+    }
+
+    public func withDatabase<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await lock.withLock { try await body(sql) }
+    }
+
+    public func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await lock.withLock {
+            try await sql.raw("BEGIN IMMEDIATE").run()
+            do {
+                let result = try await body(sql)
+                try await sql.raw("COMMIT").run()
+                return result
+            } catch {
+                try? await sql.raw("ROLLBACK").run()
+                throw error
+            }
+        }
+    }
+
+    public func close() async throws {
+        try await lock.withLock {
+            if !connection.isClosed { try await connection.close() }
+        }
+    }
+}
+
+/// A mutual-exclusion lock for async code; waiters are served in arrival order.
+final class AsyncLock: Sendable {
+    private struct State {
+        var locked = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Mutex(State())
+
+    func lock() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let acquired = state.withLock { state -> Bool in
+                if state.locked {
+                    state.waiters.append(continuation)
+                    return false
+                }
+                state.locked = true
+                return true
+            }
+            if acquired { continuation.resume() }
+        }
+    }
+
+    func unlock() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if state.waiters.isEmpty {
+                state.locked = false
+                return nil
+            }
+            return state.waiters.removeFirst()
+        }
+        next?.resume()
+    }
+
+    func withLock<T>(_ body: () async throws -> T) async rethrows -> T {
+        await lock()
+        defer { unlock() }
+        return try await body()
+    }
+}

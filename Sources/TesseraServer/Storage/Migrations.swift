@@ -1,0 +1,154 @@
+import SQLKit
+
+/// A schema change, applied once, in order, inside one transaction.
+struct Migration: Sendable {
+    let version: Int
+    let name: String
+    let statements: [String]
+}
+
+/// The schema, as numbered migrations. Never edit a released migration: add one.
+///
+/// Portable SQL only (SQLite and PostgreSQL): TEXT, BIGINT, BOOLEAN; times are
+/// Unix seconds; secrets and tokens are stored as SHA-256 hashes.
+enum Migrations {
+    static let all: [Migration] = [
+        Migration(version: 1, name: "core", statements: [
+            """
+            CREATE TABLE settings (
+                name TEXT PRIMARY KEY,
+                value TEXT NOT NULL)
+            """,
+            """
+            CREATE TABLE clients (
+                id TEXT PRIMARY KEY,
+                name TEXT NOT NULL,
+                secret_hash TEXT,
+                auth_method TEXT NOT NULL,
+                redirect_uris TEXT NOT NULL,
+                post_logout_redirect_uris TEXT NOT NULL,
+                grant_types TEXT NOT NULL,
+                scopes TEXT NOT NULL,
+                first_party BOOLEAN NOT NULL,
+                jwks TEXT,
+                assertion_issuer TEXT,
+                subject_type TEXT NOT NULL,
+                created_at BIGINT NOT NULL)
+            """,
+            """
+            CREATE TABLE users (
+                id TEXT PRIMARY KEY,
+                email TEXT NOT NULL UNIQUE,
+                email_verified BOOLEAN NOT NULL,
+                name TEXT,
+                password_hash TEXT,
+                profile TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL)
+            """,
+            """
+            CREATE TABLE sessions (
+                token_hash TEXT PRIMARY KEY,
+                sid TEXT NOT NULL UNIQUE,
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                auth_time BIGINT NOT NULL,
+                amr TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                revoked_at BIGINT)
+            """,
+            """
+            CREATE TABLE interactions (
+                id_hash TEXT PRIMARY KEY,
+                request TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL)
+            """,
+            """
+            CREATE TABLE grants (
+                id TEXT PRIMARY KEY,
+                client_id TEXT NOT NULL REFERENCES clients(id) ON DELETE CASCADE,
+                user_id TEXT REFERENCES users(id) ON DELETE CASCADE,
+                scope TEXT NOT NULL,
+                auth_time BIGINT,
+                amr TEXT,
+                sid TEXT,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                revoked_at BIGINT)
+            """,
+            "CREATE INDEX grants_sid ON grants (sid)",
+            """
+            CREATE TABLE authorization_codes (
+                code_hash TEXT PRIMARY KEY,
+                client_id TEXT NOT NULL REFERENCES clients(id) ON DELETE CASCADE,
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                redirect_uri TEXT NOT NULL,
+                scope TEXT NOT NULL,
+                nonce TEXT,
+                code_challenge TEXT,
+                auth_time BIGINT NOT NULL,
+                amr TEXT NOT NULL,
+                sid TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                redeemed_at BIGINT,
+                grant_id TEXT)
+            """,
+            """
+            CREATE TABLE refresh_tokens (
+                token_hash TEXT PRIMARY KEY,
+                grant_id TEXT NOT NULL REFERENCES grants(id) ON DELETE CASCADE,
+                client_id TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                used_at BIGINT)
+            """,
+            "CREATE INDEX refresh_tokens_grant ON refresh_tokens (grant_id)",
+            """
+            CREATE TABLE revoked_access_tokens (
+                jti TEXT PRIMARY KEY,
+                expires_at BIGINT NOT NULL)
+            """,
+            """
+            CREATE TABLE consents (
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                client_id TEXT NOT NULL REFERENCES clients(id) ON DELETE CASCADE,
+                scope TEXT NOT NULL,
+                granted_at BIGINT NOT NULL,
+                PRIMARY KEY (user_id, client_id))
+            """,
+            """
+            CREATE TABLE signing_keys (
+                kid TEXT PRIMARY KEY,
+                algorithm TEXT NOT NULL,
+                state TEXT NOT NULL,
+                private_key TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                activated_at BIGINT,
+                retired_at BIGINT)
+            """,
+            """
+            CREATE TABLE client_assertions (
+                client_id TEXT NOT NULL,
+                jti TEXT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                PRIMARY KEY (client_id, jti))
+            """,
+        ]),
+    ]
+
+    /// Brings the schema up to date; safe to call from several processes at once.
+    static func run(on database: any TransactionalDatabase) async throws {
+        try await database.transaction { db in
+            try await db.raw("CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)").run()
+            let applied = Set(try await db.raw("SELECT version FROM schema_migrations").all().map { try $0.decode(column: "version", as: Int.self) })
+            for migration in all where !applied.contains(migration.version) {
+                for statement in migration.statements {
+                    try await db.raw(SQLQueryString(statement)).run()
+                }
+                try await db.raw("INSERT INTO schema_migrations (version, name, applied_at) VALUES (\(bind: migration.version), \(bind: migration.name), \(bind: WallClock.system.now()))").run()
+            }
+        }
+    }
+}

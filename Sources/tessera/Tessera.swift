@@ -1,0 +1,252 @@
+import ArgumentParser
+import Foundation
+import Logging
+import TesseraCore
+import TesseraServer
+
+@main
+struct Tessera: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tessera",
+        abstract: "Tessera: a self-hosted OpenID Connect provider.",
+        subcommands: [Serve.self, Clients.self, Users.self, Keys.self])
+}
+
+/// Options every command shares: where the data is.
+struct StorageOptions: ParsableArguments {
+    @Option(help: "Database: a SQLite file path or sqlite: URL (default tessera-data/tessera.sqlite). Env: TESSERA_DATABASE.")
+    var database: String?
+
+    @Option(help: "A JSON config file. Env: TESSERA_CONFIG.")
+    var config: String?
+
+    var flags: [String: String] {
+        var flags: [String: String] = [:]
+        flags["database"] = database
+        flags["config"] = config
+        return flags
+    }
+}
+
+/// Opens the provider for an admin command: same settings as `serve`, no HTTP.
+func withProvider<T>(_ flags: [String: String], _ body: (Provider) async throws -> T) async throws -> T {
+    let configuration = try ConfigurationLoader(flags: flags).configuration()
+    var logger = Logger(label: "tessera")
+    logger.logLevel = .warning
+    let provider = try await Provider.start(configuration, logger: logger)
+    do {
+        let result = try await body(provider)
+        await provider.shutdown()
+        return result
+    } catch {
+        await provider.shutdown()
+        throw error
+    }
+}
+
+/// Prints a configuration error the way a person wants to read it, and exits 2.
+func fail(_ error: any Error) -> Never {
+    FileHandle.standardError.write(Data("tessera: error: \(error)\n".utf8))
+    Foundation.exit(2)
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Start the server.",
+        discussion: "With no settings: http://127.0.0.1:8080, SQLite in ./tessera-data/, keys generated on first start. "
+            + "Every option can also be set as a TESSERA_* environment variable or in the --config file.")
+
+    @OptionGroup var storage: StorageOptions
+    @Option(help: "Address to listen on (default 127.0.0.1).") var host: String?
+    @Option(help: "Port to listen on (default 8080).") var port: Int?
+    @Option(help: "Issuer URL (default http://HOST:PORT).") var issuer: String?
+    @Option(help: "SMTP relay URL, e.g. smtp://user:pass@mail.example.com:587.") var smtpURL: String?
+    @Option(help: "Sender address of emails.") var mailFrom: String?
+    @Option(help: "Signing algorithm of new keys: RS256 (default), ES256 or EdDSA.") var signingAlgorithm: String?
+    @Option(help: "on (default) or off: whether native API answers may reveal if an account exists.") var enumerationProtection: String?
+    @Flag(help: "Development conveniences (never on by default).") var dev = false
+    @Flag(help: "Implies --dev; creates a demo client and user and prints an authorization URL.") var demo = false
+
+    func run() async throws {
+        var flags = storage.flags
+        flags["host"] = host
+        flags["port"] = port.map(String.init)
+        flags["issuer"] = issuer
+        flags["smtp-url"] = smtpURL
+        flags["mail-from"] = mailFrom
+        flags["signing-algorithm"] = signingAlgorithm
+        flags["enumeration-protection"] = enumerationProtection
+        if dev { flags["dev"] = "true" }
+        if demo { flags["demo"] = "true" }
+
+        let configuration: ServerConfiguration
+        let provider: Provider
+        do {
+            configuration = try ConfigurationLoader(flags: flags).configuration()
+            LoggingSystem.bootstrap(StreamLogHandler.standardError)
+            var logger = Logger(label: "tessera")
+            logger.logLevel = ProcessInfo.processInfo.environment["TESSERA_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+            provider = try await Provider.start(configuration, logger: logger)
+        } catch let error as ConfigurationError {
+            fail(error)
+        }
+        let demoText = configuration.demo ? try await Demo.prepare(provider) : nil
+        let app = try buildApplication(provider: provider) { port in
+            // Written unbuffered: scripts wait for this line.
+            FileHandle.standardOutput.write(Data("Tessera is ready: issuer \(provider.issuer), listening on \(configuration.host):\(port), database \(configuration.database)\n".utf8))
+            if let demoText { FileHandle.standardOutput.write(Data((demoText + "\n").utf8)) }
+        }
+        try await app.runService()
+    }
+}
+
+/// `--demo`: a client and a user to try the flow with, and a URL to click.
+enum Demo {
+    static let clientID = "demo"
+    static let clientSecret = "demo-secret-for-local-development-only"
+    static let email = "demo@example.com"
+    static let password = "tessera-demo"
+
+    static func prepare(_ provider: Provider) async throws -> String {
+        let callback = provider.issuer + "/dev/callback"
+        if try await provider.store.client(id: clientID) == nil {
+            var registration = Provider.ClientRegistration(name: "Tessera demo app", redirectURIs: [callback])
+            registration.id = clientID
+            registration.secret = clientSecret
+            registration.postLogoutRedirectURIs = [provider.issuer + "/dev/callback"]
+            _ = try await provider.registerClient(registration)
+        }
+        if try await provider.store.user(email: email) == nil {
+            _ = try await provider.createUser(email: email, password: password, name: "Demo User")
+        }
+        let query = RequestParameters.encode([
+            ("response_type", "code"), ("client_id", clientID), ("redirect_uri", callback),
+            ("scope", "openid profile email offline_access"), ("state", SecureRandom.token(bytes: 8)),
+            ("nonce", SecureRandom.token(bytes: 8)),
+        ])
+        return """
+
+        Demo ready. Sign in as \(email) / \(password) at:
+
+            \(provider.issuer)/authorize?\(query)
+
+        The demo client is '\(clientID)' with secret '\(clientSecret)'; its callback page shows the code and the curl command that redeems it.
+
+        """
+    }
+}
+
+struct Clients: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Manage clients.", subcommands: [Add.self])
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Register a client.")
+
+        @OptionGroup var storage: StorageOptions
+        @Option(help: "Display name, shown on the login and consent pages.") var name: String
+        @Option(help: "Client id (default: generated).") var id: String?
+        @Option(help: "A redirect URI, matched exactly (repeatable).") var redirectURI: [String] = []
+        @Option(help: "A post-logout redirect URI (repeatable).") var postLogoutRedirectURI: [String] = []
+        @Flag(help: "A public client (native or browser app): no secret, PKCE required.") var `public` = false
+        @Option(help: "The client secret, at least 32 characters (default: generated).") var secret: String?
+        @Option(help: "An allowed scope (repeatable; default openid profile email offline_access).") var scope: [String] = []
+        @Option(help: "An allowed grant type (repeatable; default authorization_code refresh_token).") var grantType: [String] = []
+        @Flag(help: "A first-party client: no consent page.") var firstParty = false
+        @Option(help: "A JWK or JWK Set file: the client authenticates with private_key_jwt.") var jwks: String?
+        @Option(help: "An extra iss accepted in its client assertions (Sign in with Apple style: the team id).") var assertionIssuer: String?
+        @Flag(help: "Pairwise subject identifiers for this client.") var pairwise = false
+        @Flag(help: "Print the client as JSON.") var json = false
+
+        func run() async throws {
+            var registration = Provider.ClientRegistration(name: name, redirectURIs: redirectURI)
+            registration.id = id
+            registration.postLogoutRedirectURIs = postLogoutRedirectURI
+            registration.isPublic = `public`
+            registration.secret = secret
+            if !scope.isEmpty { registration.scopes = scope.flatMap { $0.split(separator: " ").map(String.init) } }
+            if !grantType.isEmpty { registration.grantTypes = grantType }
+            registration.firstParty = firstParty
+            registration.assertionIssuer = assertionIssuer
+            registration.pairwise = pairwise
+            do {
+                if let jwks {
+                    guard let data = FileManager.default.contents(atPath: jwks) else { throw ConfigurationError("cannot read \(jwks)") }
+                    registration.jwks = try JWKSet.parse(data)
+                }
+                let (client, secret) = try await withProvider(storage.flags) { try await $0.registerClient(registration) }
+                if json {
+                    var object: [String: JSONValue] = [
+                        "client_id": .string(client.id), "client_name": .string(client.name),
+                        "redirect_uris": .array(client.redirectURIs.map(JSONValue.string)),
+                        "post_logout_redirect_uris": .array(client.postLogoutRedirectURIs.map(JSONValue.string)),
+                        "grant_types": .array(client.grantTypes.map(JSONValue.string)), "scope": .string(client.scopes.description),
+                        "token_endpoint_auth_method": .string(client.authMethod.rawValue), "first_party": .bool(client.firstParty),
+                        "subject_type": .string(client.subjectType.rawValue),
+                    ]
+                    if let secret { object["client_secret"] = .string(secret) }
+                    print(String(decoding: try CanonicalJSON.encode(object), as: UTF8.self))
+                } else {
+                    print("client_id: \(client.id)")
+                    if let secret { print("client_secret: \(secret)   (shown once; stored hashed)") }
+                }
+            } catch let error as ConfigurationError { fail(error) } catch let error as StoreError { fail(error) } catch let error as JOSEError {
+                fail(error)
+            }
+        }
+    }
+}
+
+struct Users: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Manage users.", subcommands: [Add.self])
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a user with a verified email.")
+
+        @OptionGroup var storage: StorageOptions
+        @Argument(help: "The user's email address.") var email: String
+        @Flag(help: "Read the password from standard input (first line).") var passwordStdin = false
+        @Option(help: "The user's full name.") var name: String?
+        @Flag(help: "Print the user as JSON.") var json = false
+
+        func run() async throws {
+            var password: String?
+            if passwordStdin {
+                guard let line = readLine(strippingNewline: true), !line.isEmpty else { fail(ConfigurationError("no password on standard input")) }
+                password = line
+            }
+            do {
+                let user = try await withProvider(storage.flags) { try await $0.createUser(email: email, password: password, name: name) }
+                if json {
+                    var object: [String: JSONValue] = ["id": .string(user.id), "email": .string(user.email), "email_verified": .bool(user.emailVerified)]
+                    if let name = user.name { object["name"] = .string(name) }
+                    print(String(decoding: try CanonicalJSON.encode(object), as: UTF8.self))
+                } else {
+                    print("user \(user.id) <\(user.email)> created")
+                }
+            } catch let error as ConfigurationError { fail(error) } catch let error as StoreError { fail(error) }
+        }
+    }
+}
+
+struct Keys: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Manage signing keys.", subcommands: [Rotate.self])
+
+    struct Rotate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make the next key current.",
+            discussion: "The previous key stays in the JWKS for the grace period, so tokens it signed keep verifying. "
+                + "Running servers pick the change up within a minute.")
+
+        @OptionGroup var storage: StorageOptions
+        @Option(help: "Signing algorithm of the new next key: RS256, ES256 or EdDSA.") var signingAlgorithm: String?
+
+        func run() async throws {
+            var flags = storage.flags
+            flags["signing-algorithm"] = signingAlgorithm
+            do {
+                let kid = try await withProvider(flags) { try await $0.keys.rotate() }
+                print("current signing key is now \(kid)")
+            } catch let error as ConfigurationError { fail(error) } catch let error as StoreError { fail(error) }
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+@testable import TesseraCore
+
+@Suite("PKCE")
+struct PKCETests {
+    @Test("S256 matches RFC 7636 Appendix B")
+    func appendixB() {
+        #expect(PKCE.createChallenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk") == "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM")
+    }
+
+    @Test("verifiers are 43 unreserved characters and all differ")
+    func verifiers() {
+        let a = PKCE.createVerifier(), b = PKCE.createVerifier()
+        #expect(a != b)
+        #expect(PKCE.isValidVerifier(a))
+        #expect(!PKCE.isValidVerifier("short"))
+        #expect(!PKCE.isValidVerifier(String(repeating: "a", count: 42) + "!"))
+        #expect(PKCE.isValidChallenge(PKCE.createChallenge(a)))
+    }
+}
+
+@Suite("Scopes")
+struct ScopeTests {
+    @Test("a scope string parses into an ordered set without duplicates")
+    func parsing() {
+        let set = ScopeSet(parsing: "openid  email openid profile")
+        #expect(set.values == ["openid", "email", "profile"])
+        #expect(set.description == "openid email profile")
+        #expect(ScopeSet(parsing: "email").isSubset(of: set))
+        #expect(!ScopeSet(parsing: "phone").isSubset(of: set))
+    }
+
+    @Test("scopes map to the OpenID claims")
+    func claims() {
+        #expect(ScopeCatalogue.claims(for: ["email"]) == ["email", "email_verified"])
+        #expect(ScopeCatalogue.claims(for: ["profile"]).contains("name"))
+        #expect(ScopeCatalogue.claims(for: ["unknown"]).isEmpty)
+    }
+}
+
+@Suite("OAuth errors")
+struct OAuthErrorTests {
+    @Test("codes carry the HTTP status of RFC 6749 and RFC 6750")
+    func statuses() {
+        #expect(OAuthError(.invalidClient).status == 401)
+        #expect(OAuthError(.invalidGrant).status == 400)
+        #expect(OAuthError(.insufficientScope).status == 403)
+        #expect(OAuthError(.serverError).status == 500)
+    }
+
+    @Test("the response body never contains the log-only detail")
+    func detailStaysPrivate() {
+        let error = OAuthError(.invalidGrant, "bad code", detail: "row 17 had hash abc")
+        #expect(error.responseBody == ["error": "invalid_grant", "error_description": "bad code"])
+    }
+
+    @Test("unknown codes round-trip")
+    func unknownCode() throws {
+        let code = try JSONDecoder().decode(OAuthError.Code.self, from: Data(#""slow_down""#.utf8))
+        #expect(code.rawValue == "slow_down")
+    }
+}

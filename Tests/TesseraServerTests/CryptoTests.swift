@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+import TesseraCore
+@testable import TesseraServer
+
+@Suite("Key ring")
+struct KeyRingTests {
+    @Test("the JWKS publishes current and next; rotation keeps the old key until the grace period ends")
+    func rotation() async throws {
+        let clock = ManualClock()
+        try await withProvider(clock: clock, configure: { $0.keyGracePeriod = 3600 }) { provider async throws in
+            let keys = provider.keys
+            let before = try JSONDecoder().decode(JWKSet.self, from: try keys.jwksDocument).keys.compactMap(\.kid)
+            #expect(before.count == 2)
+            let token = try JWT(parsing: try keys.sign(["sub": "x"]))
+            let newKid = try await keys.rotate()
+            #expect(newKid == before[1])
+            #expect(try JWT(parsing: try keys.sign(["sub": "x"])).kid == newKid)
+            try keys.verify(token)
+            #expect(try JSONDecoder().decode(JWKSet.self, from: try keys.jwksDocument).keys.count == 3)
+            clock.advance(by: 3601)
+            try await keys.reload()
+            #expect(throws: JOSEError.unknownKey(token.kid)) { try keys.verify(token) }
+            #expect(try JSONDecoder().decode(JWKSet.self, from: try keys.jwksDocument).keys.count == 2)
+        }
+    }
+
+    @Test("the configured algorithm signs new keys", arguments: [JWSAlgorithm.es256, .edDSA])
+    func algorithms(_ algorithm: JWSAlgorithm) async throws {
+        try await withProvider(configure: { $0.signingAlgorithm = algorithm }) { provider async throws in
+            let token = try JWT(parsing: try provider.keys.sign([:]))
+            #expect(token.algorithm == algorithm.rawValue)
+        }
+    }
+
+    @Test("with a master key, private keys are sealed at rest and need that key to open")
+    func sealedKeys() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("k.sqlite").path
+        let master = Data(SecureRandom.bytes(32)).base64EncodedString()
+        try await withProvider(configure: { $0.database = .sqliteFile(path); $0.masterKey = master }) { provider async throws in
+            let stored = try await provider.store.signingKeys()
+            #expect(stored.allSatisfy { $0.privateKey.hasPrefix("enc:v1:") })
+        }
+        await #expect(throws: ConfigurationError.self) {
+            try await withProvider(configure: { $0.database = .sqliteFile(path) }) { _ in }
+        }
+        let wrong = Data(SecureRandom.bytes(32)).base64EncodedString()
+        await #expect(throws: ConfigurationError.self) {
+            try await withProvider(configure: { $0.database = .sqliteFile(path); $0.masterKey = wrong }) { _ in }
+        }
+        try await withProvider(configure: { $0.database = .sqliteFile(path); $0.masterKey = master }) { provider async throws in
+            _ = try provider.keys.sign([:])
+        }
+    }
+
+    @Test("a master key must be 32 bytes")
+    func masterKeyFormat() {
+        #expect(throws: ConfigurationError.self) { try SecretBox(masterKey: "too short") }
+        #expect(throws: Never.self) { try SecretBox(masterKey: String(repeating: "ab", count: 32)) }
+    }
+}
+
+@Suite("Password hashing")
+struct PasswordHasherTests {
+    @Test("a hash verifies its password only, and is salted")
+    func verify() async throws {
+        let hasher = PasswordHasher(parameters: .testing)
+        let hash = try await hasher.hash("correct horse")
+        #expect(hash.hasPrefix("$scrypt$ln=10,r=8,p=1$"))
+        #expect(try await hasher.hash("correct horse") != hash)
+        #expect(try await hasher.verify("correct horse", against: hash).matches)
+        #expect(try await !hasher.verify("correct horsE", against: hash).matches)
+        #expect(try await !hasher.verify("anything", against: "garbage").matches)
+    }
+
+    @Test("no account never matches, but costs a hash")
+    func decoy() async throws {
+        let hasher = PasswordHasher(parameters: .testing)
+        #expect(try await !hasher.verify("x", against: nil).matches)
+        #expect(PasswordHasher.parse(hasher.decoy) != nil)
+    }
+
+    @Test("a hash made with other parameters asks to be rehashed")
+    func rehash() async throws {
+        let old = try await PasswordHasher(parameters: ScryptParameters(logN: 9, r: 8, p: 1)).hash("pw-12345")
+        let result = try await PasswordHasher(parameters: .testing).verify("pw-12345", against: old)
+        #expect(result.matches && result.needsRehash)
+    }
+
+    @Test("the default parameters are OWASP's")
+    func defaults() {
+        #expect(ServerConfiguration().passwordHashing == ScryptParameters(logN: 15, r: 8, p: 3))
+    }
+}
+
+@Suite("Client secrets")
+struct ClientSecretTests {
+    @Test("secrets are stored salted and compared exactly")
+    func hashing() {
+        let stored = ClientSecretHash.make("secret-value")
+        #expect(!stored.contains("secret-value"))
+        #expect(ClientSecretHash.verify("secret-value", against: stored))
+        #expect(!ClientSecretHash.verify("secret-valuE", against: stored))
+        #expect(ClientSecretHash.make("secret-value") != stored)
+    }
+}

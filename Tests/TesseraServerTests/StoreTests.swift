@@ -1,0 +1,166 @@
+import Foundation
+import Testing
+import TesseraCore
+@testable import TesseraServer
+
+@Suite("SQL store")
+struct StoreTests {
+    func prepare(_ provider: Provider) async throws -> (Client, User) {
+        let client = try await provider.addWebClient()
+        let user = try await provider.createUser(email: "Alice@Example.com", password: "correct horse", name: "Alice")
+        return (client, user)
+    }
+
+    func grant(_ user: User, id: String = SecureRandom.token(), now: Int64) -> Grant {
+        Grant(id: id, clientID: "web", userID: user.id, scope: ScopeSet(parsing: "openid offline_access"), authTime: now,
+              amr: ["pwd"], sid: "sid-1", createdAt: now, expiresAt: now + 3600)
+    }
+
+    func code(_ user: User, now: Int64) -> AuthorizationCodeRecord {
+        AuthorizationCodeRecord(clientID: "web", userID: user.id, redirectURI: testRedirect, scope: ScopeSet(parsing: "openid"),
+                                nonce: nil, codeChallenge: nil, authTime: now, amr: ["pwd"], sid: "sid-1", expiresAt: now + 60)
+    }
+
+    @Test("migrations run once and again without harm")
+    func migrationsAreIdempotent() async throws {
+        try await withProvider { provider async throws in
+            try await provider.store.migrate()
+            try await provider.store.migrate()
+            let versions = try await provider.store.database.withDatabase { db in
+                try await db.raw("SELECT version FROM schema_migrations").all().count
+            }
+            #expect(versions == Migrations.all.count)
+        }
+    }
+
+    @Test("emails are unique regardless of case")
+    func uniqueEmail() async throws {
+        try await withProvider { provider async throws in
+            _ = try await prepare(provider)
+            await #expect(throws: StoreError.duplicate("a user with this email")) {
+                _ = try await provider.createUser(email: "alice@example.COM", password: "another one", name: nil)
+            }
+            #expect(try await provider.store.user(email: "ALICE@example.com")?.name == "Alice")
+        }
+    }
+
+    @Test("a code redeems once; the second redemption revokes the first one's grant")
+    func codeIsSingleUse() async throws {
+        try await withProvider { provider async throws in
+            let (_, user) = try await prepare(provider)
+            let store = provider.store, now: Int64 = 1000
+            try await store.insertCode(codeHash: "h", code(user, now: now), now: now)
+            let first = grant(user, now: now)
+            let refresh = RefreshTokenRecord(tokenHash: "r1", grantID: first.id, clientID: "web", expiresAt: now + 100)
+            #expect(try await store.redeemCode(codeHash: "h", grant: first, refreshToken: refresh, now: now) == .redeemed)
+            #expect(try await store.refreshTokenGrant(tokenHash: "r1", now: now) != nil)
+            #expect(try await store.redeemCode(codeHash: "h", grant: grant(user, now: now), refreshToken: nil, now: now) == .replayed)
+            #expect(try await store.grant(id: first.id)?.revokedAt == now)
+            #expect(try await store.refreshTokenGrant(tokenHash: "r1", now: now) == nil)
+            #expect(try await store.redeemCode(codeHash: "nope", grant: grant(user, now: now), refreshToken: nil, now: now) == .notFound)
+        }
+    }
+
+    @Test("a rotated refresh token presented again revokes the whole family")
+    func refreshReuseRevokesFamily() async throws {
+        try await withProvider { provider async throws in
+            let (_, user) = try await prepare(provider)
+            let store = provider.store, now: Int64 = 1000
+            let g = grant(user, now: now)
+            try await store.insertGrant(g, refreshToken: RefreshTokenRecord(tokenHash: "r1", grantID: g.id, clientID: "web", expiresAt: now + 100))
+            let next = RefreshTokenRecord(tokenHash: "r2", grantID: g.id, clientID: "web", expiresAt: now + 100)
+            guard case .rotated = try await store.rotateRefreshToken(tokenHash: "r1", clientID: "web", now: now, makeSuccessor: { _ in next }) else {
+                Issue.record("first rotation failed"); return
+            }
+            #expect(try await store.rotateRefreshToken(tokenHash: "r1", clientID: "web", now: now, makeSuccessor: { _ in next }) == .reused)
+            #expect(try await store.refreshTokenGrant(tokenHash: "r2", now: now) == nil)
+            #expect(try await store.grant(id: g.id)?.revokedAt != nil)
+        }
+    }
+
+    @Test("a refused rotation changes nothing")
+    func rotationRollsBack() async throws {
+        try await withProvider { provider async throws in
+            let (_, user) = try await prepare(provider)
+            let store = provider.store, now: Int64 = 1000
+            let g = grant(user, now: now)
+            try await store.insertGrant(g, refreshToken: RefreshTokenRecord(tokenHash: "r1", grantID: g.id, clientID: "web", expiresAt: now + 100))
+            await #expect(throws: OAuthError.self) {
+                _ = try await store.rotateRefreshToken(tokenHash: "r1", clientID: "web", now: now) { _ in throw OAuthError(.invalidScope) }
+            }
+            #expect(try await store.refreshTokenGrant(tokenHash: "r1", now: now) != nil)
+        }
+    }
+
+    @Test("a refresh token is bound to its client and expires")
+    func refreshBinding() async throws {
+        try await withProvider { provider async throws in
+            let (_, user) = try await prepare(provider)
+            let store = provider.store, now: Int64 = 1000
+            let g = grant(user, now: now)
+            try await store.insertGrant(g, refreshToken: RefreshTokenRecord(tokenHash: "r1", grantID: g.id, clientID: "web", expiresAt: now + 100))
+            let next = RefreshTokenRecord(tokenHash: "r2", grantID: g.id, clientID: "web", expiresAt: now + 100)
+            #expect(try await store.rotateRefreshToken(tokenHash: "r1", clientID: "other", now: now, makeSuccessor: { _ in next }) == .invalid)
+            #expect(try await store.rotateRefreshToken(tokenHash: "r1", clientID: "web", now: now + 200, makeSuccessor: { _ in next }) == .invalid)
+        }
+    }
+
+    @Test("consents accumulate per client")
+    func consentsMerge() async throws {
+        try await withProvider { provider async throws in
+            let (_, user) = try await prepare(provider)
+            try await provider.store.recordConsent(userID: user.id, clientID: "web", scopes: ScopeSet(parsing: "openid email"), now: 1)
+            try await provider.store.recordConsent(userID: user.id, clientID: "web", scopes: ScopeSet(parsing: "profile"), now: 2)
+            #expect(try await provider.store.consentedScopes(userID: user.id, clientID: "web").values == ["openid", "email", "profile"])
+        }
+    }
+
+    @Test("ending a session revokes its grants except offline ones")
+    func logoutRevokesOnlineGrants() async throws {
+        try await withProvider { provider async throws in
+            let (_, user) = try await prepare(provider)
+            let store = provider.store, now: Int64 = 1000
+            var online = grant(user, now: now)
+            online.scope = ScopeSet(parsing: "openid")
+            let offline = grant(user, now: now)
+            try await store.insertGrant(online, refreshToken: nil)
+            try await store.insertGrant(offline, refreshToken: nil)
+            try await store.insertSession(tokenHash: "c", BrowserSession(sid: "sid-1", userID: user.id, authTime: now, amr: ["pwd"], expiresAt: now + 60), now: now)
+            try await store.endSession(sid: "sid-1", now: now)
+            #expect(try await store.session(tokenHash: "c", now: now) == nil)
+            #expect(try await store.grant(id: online.id)?.revokedAt == now)
+            #expect(try await store.grant(id: offline.id)?.revokedAt == nil)
+        }
+    }
+
+    @Test("a client assertion id is accepted once")
+    func assertionReplay() async throws {
+        try await withProvider { provider async throws in
+            #expect(try await provider.store.recordAssertion(clientID: "c", jti: "j", expiresAt: 100, now: 10))
+            #expect(try await !provider.store.recordAssertion(clientID: "c", jti: "j", expiresAt: 100, now: 20))
+            #expect(try await provider.store.recordAssertion(clientID: "c", jti: "j", expiresAt: 300, now: 200))
+        }
+    }
+}
+
+@Suite("SQLite file database")
+struct SQLiteFileTests {
+    @Test("the database file is created private, in WAL mode, and keeps data across opens")
+    func persistence() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("data/t.sqlite").path
+        try await withProvider(configure: { $0.database = .sqliteFile(path) }) { provider async throws in
+            _ = try await provider.createUser(email: "bob@example.com", password: nil, name: nil)
+            let mode = try await provider.store.database.withDatabase { db in
+                try await db.raw("PRAGMA journal_mode").first()?.decode(column: "journal_mode", as: String.self)
+            }
+            #expect(mode == "wal")
+        }
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        try await withProvider(configure: { $0.database = .sqliteFile(path) }) { provider async throws in
+            #expect(try await provider.store.user(email: "bob@example.com") != nil)
+        }
+    }
+}
