@@ -12,6 +12,8 @@ func withProvider<T>(clock: ManualClock = ManualClock(), configure: (inout Serve
     var configuration = ServerConfiguration()
     configuration.database = .sqliteMemory
     configuration.passwordHashing = .testing
+    // RSA key generation costs ~0.1 s a key; tests that aren't about the algorithm use ES256.
+    configuration.signingAlgorithm = .es256
     configure(&configuration)
     var logger = Logger(label: "test")
     logger.logLevel = .critical

@@ -154,7 +154,7 @@ public struct Authorizer: Sendable {
         var needsLogin = user == nil
         if let session, let user, !signedInNow {
             if request.prompt.contains("login") || request.prompt.contains("select_account") { needsLogin = true }
-            if let maxAge = request.maxAge, now - session.authTime > maxAge { needsLogin = true }
+            if let maxAge = request.maxAge, now - session.authTime >= maxAge { needsLogin = true }
             if let hinted = request.hintedSubject, hinted != tokenIssuer.subject(userID: user.id, client: client) { needsLogin = true }
         }
         if needsLogin {
