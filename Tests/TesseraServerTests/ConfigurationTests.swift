@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+import TesseraCore
+@testable import TesseraServer
+
+@Suite("Configuration")
+struct ConfigurationTests {
+    func file(_ json: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-\(UUID().uuidString).json").path
+        try json.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test("the embedded defaults are those of the design")
+    func defaults() throws {
+        let configuration = try ConfigurationLoader(flags: [:], environment: [:]).configuration()
+        #expect(configuration.issuerURL == "http://127.0.0.1:8080")
+        #expect(configuration.database == .sqliteFile("tessera-data/tessera.sqlite"))
+        #expect(configuration.signingAlgorithm == .rs256)
+        #expect(!configuration.dev && configuration.enumerationProtection)
+        #expect(!configuration.secureCookies)
+    }
+
+    @Test("flags beat the environment, which beats the config file")
+    func precedence() throws {
+        let path = try file(#"{"port": 9000, "issuer": "https://file.example", "smtp_url": "smtp://file", "dev": true}"#)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let environment = ["TESSERA_ISSUER": "https://env.example", "TESSERA_SMTP_URL": "smtp://env", "TESSERA_CONFIG": path]
+        let configuration = try ConfigurationLoader(flags: ["issuer": "https://flag.example"], environment: environment).configuration()
+        #expect(configuration.issuerURL == "https://flag.example")
+        #expect(configuration.smtpURL == "smtp://env")
+        #expect(configuration.port == 9000)
+        #expect(configuration.dev)
+        #expect(configuration.secureCookies)
+    }
+
+    @Test("bad values are refused with a message that names the setting", arguments: [
+        ["port": "eighty"], ["enumeration-protection": "maybe"], ["signing-algorithm": "HS256"],
+        ["issuer": "http://id.example.com"], ["issuer": "not a url"], ["access-token-lifetime": "-5"],
+        ["database": "mysql://x"], ["master-key": "short"],
+    ])
+    func badValues(_ flags: [String: String]) throws {
+        #expect(throws: ConfigurationError.self) { try ConfigurationLoader(flags: flags, environment: [:]).configuration() }
+    }
+
+    @Test("an unknown key in the config file is an error, not a silent typo")
+    func unknownKey() throws {
+        let path = try file(#"{"isuer": "https://x.example"}"#)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(throws: ConfigurationError.self) { try ConfigurationLoader(flags: ["config": path], environment: [:]) }
+    }
+
+    @Test("durations and booleans read the way people write them")
+    func formats() throws {
+        let configuration = try ConfigurationLoader(flags: [:], environment: [
+            "TESSERA_ACCESS_TOKEN_LIFETIME": "5m", "TESSERA_REFRESH_TOKEN_LIFETIME": "2d", "TESSERA_ENUMERATION_PROTECTION": "off",
+            "TESSERA_DEMO": "true",
+        ]).configuration()
+        #expect(configuration.accessTokenLifetime == 300)
+        #expect(configuration.refreshTokenLifetime == 172_800)
+        #expect(!configuration.enumerationProtection)
+        #expect(configuration.demo && configuration.dev)
+    }
+
+    @Test("http issuers are allowed on loopback and in dev mode only")
+    func httpIssuer() throws {
+        #expect(throws: Never.self) { try ConfigurationLoader(flags: ["issuer": "http://localhost:8080"], environment: [:]).configuration() }
+        #expect(throws: Never.self) { try ConfigurationLoader(flags: ["issuer": "http://id.lan", "dev": "on"], environment: [:]).configuration() }
+    }
+}
+
+@Suite("Client registration")
+struct RegistrationTests {
+    @Test("unsafe registrations are refused", arguments: [
+        ("http://app.example.com/cb", false, nil as String?),
+        ("https://app.example.com/cb#frag", false, nil),
+        ("myapp:/cb", false, nil),
+        ("https://app.example.com/cb", false, "short"),
+        ("https://app.example.com/cb", true, "s3cret-s3cret-s3cret-s3cret-s3cret-42"),
+    ])
+    func refused(redirect: String, isPublic: Bool, secret: String?) async throws {
+        try await withProvider { provider async throws in
+            var registration = Provider.ClientRegistration(name: "x", redirectURIs: [redirect])
+            registration.isPublic = isPublic
+            registration.secret = secret
+            await #expect(throws: ConfigurationError.self) { _ = try await provider.registerClient(registration) }
+        }
+    }
+
+    @Test("loopback http, https and reverse-domain schemes are accepted; secrets are returned once and stored hashed")
+    func accepted() async throws {
+        try await withProvider { provider async throws in
+            let registration = Provider.ClientRegistration(
+                name: "x", redirectURIs: ["http://127.0.0.1:9000/cb", "https://app.example.com/cb", "com.example.app:/cb"])
+            let (client, secret) = try await provider.registerClient(registration)
+            let stored = try await provider.store.client(id: client.id)
+            #expect(secret != nil && stored?.secretHash != nil && stored?.secretHash?.contains(secret!) == false)
+            #expect(stored == client)
+        }
+    }
+}
