@@ -33,15 +33,7 @@ func withProvider<T>(_ flags: [String: String], _ body: (Provider) async throws 
     let configuration = try ConfigurationLoader(flags: flags).configuration()
     var logger = Logger(label: "tessera")
     logger.logLevel = .warning
-    let provider = try await Provider.start(configuration, logger: logger)
-    do {
-        let result = try await body(provider)
-        await provider.shutdown()
-        return result
-    } catch {
-        await provider.shutdown()
-        throw error
-    }
+    return try await Provider.with(configuration, logger: logger, body)
 }
 
 /// Prints a configuration error the way a person wants to read it, and exits 2.

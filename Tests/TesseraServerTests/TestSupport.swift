@@ -17,15 +17,7 @@ func withProvider<T>(clock: ManualClock = ManualClock(), configure: (inout Serve
     configure(&configuration)
     var logger = Logger(label: "test")
     logger.logLevel = .critical
-    let provider = try await Provider.start(configuration, clock: clock.clock, logger: logger)
-    do {
-        let result = try await body(provider)
-        await provider.shutdown()
-        return result
-    } catch {
-        await provider.shutdown()
-        throw error
-    }
+    return try await Provider.with(configuration, clock: clock.clock, logger: logger, body)
 }
 
 let testRedirect = "https://app.example.com/callback"

@@ -71,6 +71,20 @@ public final class Provider: Sendable {
         pages = try PageRenderer()
     }
 
+    /// Starts a provider, runs `body` with it, and shuts it down whatever happens.
+    public static func with<T>(_ configuration: ServerConfiguration, clock: WallClock = .system, logger: Logger,
+                               _ body: (Provider) async throws -> T) async throws -> T {
+        let provider = try await start(configuration, clock: clock, logger: logger)
+        do {
+            let result = try await body(provider)
+            await provider.shutdown()
+            return result
+        } catch {
+            await provider.shutdown()
+            throw error
+        }
+    }
+
     public func shutdown() async {
         try? await store.database.close()
     }
