@@ -85,6 +85,8 @@ struct AuthorizationTests {
             #expect(page.body.text.contains("Web App"))
             #expect(page.headers[.contentSecurityPolicy]?.contains("frame-ancestors 'none'") == true)
             #expect(page.headers[.init("X-Frame-Options")!] == "DENY")
+            // Browsers apply form-action to the redirect that answers the form: the client's origin must be allowed.
+            #expect(page.headers[.contentSecurityPolicy]?.contains("form-action 'self' https://app.example.com") == true)
             let consent = try await browser.login(page, email: "alice@example.com", password: "correct horse")
             #expect(consent.status == .ok)
             #expect(consent.body.text.contains("Your email address"))
@@ -143,7 +145,7 @@ struct AuthorizationTests {
             #expect(posted.body.text.contains("action=\"\(testRedirect)\""))
             #expect(posted.field("code") != nil && posted.field("state") == "st-1" && posted.field("iss") == provider.issuer)
             let csp = posted.headers[.contentSecurityPolicy] ?? ""
-            #expect(csp.contains("form-action https://app.example.com"))
+            #expect(csp.contains("form-action 'self' https://app.example.com;"))
             #expect(csp.contains("script-src 'nonce-"))
         }
     }

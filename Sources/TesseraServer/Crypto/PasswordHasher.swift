@@ -3,6 +3,7 @@ import NIOCore
 import CryptoExtras
 import Foundation
 import NIOPosix
+import Synchronization
 import TesseraCore
 
 /// scrypt parameters. The default is one of OWASP's recommended settings
@@ -23,14 +24,23 @@ public final class PasswordHasher: Sendable {
     public let parameters: ScryptParameters
     let pool: NIOThreadPool
     /// A hash of a random password, checked when the account doesn't exist so that
-    /// a wrong email costs the same time as a wrong password.
-    let decoy: String
+    /// a wrong email costs the same time as a wrong password. Made on first use: it costs
+    /// a full hash, which neither start-up nor the admin commands should pay.
+    private let decoyHash = Mutex<String?>(nil)
 
     public init(parameters: ScryptParameters = .owasp, threads: Int = System.coreCount) {
         self.parameters = parameters
         pool = NIOThreadPool(numberOfThreads: max(1, threads))
         pool.start()
-        decoy = (try? Self.hash(SecureRandom.token(), parameters: parameters)) ?? ""
+    }
+
+    var decoy: String {
+        decoyHash.withLock { value in
+            if let value { return value }
+            let made = (try? Self.hash(SecureRandom.token(), parameters: parameters)) ?? ""
+            value = made
+            return made
+        }
     }
 
     deinit {
@@ -50,9 +60,9 @@ public final class PasswordHasher: Sendable {
 
     /// Verifies `password` against `stored`; a nil `stored` (no such user) is checked against the decoy.
     public func verify(_ password: String, against stored: String?) async throws -> Verification {
-        let target = stored ?? decoy
         let current = parameters
-        return try await pool.runIfActive {
+        return try await pool.runIfActive { [self] in
+            let target = stored ?? decoy
             guard let parsed = Self.parse(target) else { return Verification(matches: false, needsRehash: false) }
             let derived = try Self.derive(password, salt: parsed.salt, parameters: parsed.parameters, length: parsed.hash.count)
             let matches = stored != nil && constantTimeEquals(derived, parsed.hash)

@@ -1,6 +1,14 @@
 import Foundation
 import TesseraCore
 
+/// The `Authorization: Basic` pair (RFC 7617), form-decoded and as sent.
+public struct BasicCredentials: Sendable {
+    public var id: String
+    public var secret: String
+    public var rawID: String
+    public var rawSecret: String
+}
+
 /// Client authentication at the token, introspection and revocation endpoints
 /// (RFC 6749 §2.3, OpenID Connect Core §9, RFC 7523 §2.2).
 ///
@@ -16,8 +24,8 @@ public struct ClientAuthenticator: Sendable {
     static let maxAssertionLifetime: Int64 = 15_777_000
     static let clockSkew: Int64 = 60
 
-    /// `basic` is the decoded `Authorization: Basic` pair, if the request had one.
-    public func authenticate(basic: (id: String, secret: String)?, parameters: RequestParameters) async throws -> Client {
+    /// `basic` is the `Authorization: Basic` pair, if the request had one.
+    public func authenticate(basic: BasicCredentials?, parameters: RequestParameters) async throws -> Client {
         if let name = parameters.firstDuplicate(among: ["client_id", "client_secret", "client_assertion", "client_assertion_type"]) {
             throw OAuthError.invalidRequest("The \(name) parameter was sent more than once.")
         }
@@ -30,7 +38,13 @@ public struct ClientAuthenticator: Sendable {
 
         if let basic {
             if let id = parameters["client_id"], id != basic.id { throw OAuthError.invalidClient(detail: "client_id differs from Basic user") }
-            return try await secretClient(id: basic.id, secret: basic.secret)
+            do {
+                return try await secretClient(id: basic.id, secret: basic.secret)
+            } catch let error as OAuthError where basic.rawID != basic.id || basic.rawSecret != basic.secret {
+                // Many clients skip RFC 6749 §2.3.1's form-encoding: accept the pair as sent too.
+                guard let client = try? await secretClient(id: basic.rawID, secret: basic.rawSecret) else { throw error }
+                return client
+            }
         }
         if let assertion {
             guard parameters["client_assertion_type"] == jwtBearerClientAssertionType else {

@@ -105,7 +105,7 @@ struct AuthorizationEndpoint {
                 let nonce = SecureRandom.token(bytes: 16)
                 let html = pages.formPost(language: language(for: request, locales: locales), action: target.redirectURI,
                                           fields: parameters, nonce: nonce)
-                return Responses.html(html, scriptNonce: nonce, formAction: Self.origin(of: target.redirectURI))
+                return Responses.html(html, scriptNonce: nonce, formTargets: [target.redirectURI])
             }
         case .login(let interaction, let authorization, let client):
             return loginPage(authorization, client: client, interaction: interaction, request: request,
@@ -114,7 +114,7 @@ struct AuthorizationEndpoint {
             let (csrf, cookie) = CSRF.token(for: request, secure: provider.configuration.secureCookies)
             let html = pages.consent(language: language(for: request, locales: authorization.uiLocales), clientName: client.name,
                                      interaction: interaction, csrf: csrf, email: user.email, scopes: scopes)
-            var response = Responses.html(html)
+            var response = Responses.html(html, formTargets: [authorization.redirectURI])
             if let cookie { response.setCookie(cookie) }
             return response
         }
@@ -125,7 +125,7 @@ struct AuthorizationEndpoint {
         let (csrf, cookie) = CSRF.token(for: request, secure: provider.configuration.secureCookies)
         let html = pages.login(language: language(for: request, locales: authorization.uiLocales), clientName: client.name,
                                interaction: interaction, csrf: csrf, email: email, message: message)
-        var response = Responses.html(html, status: status)
+        var response = Responses.html(html, status: status, formTargets: [authorization.redirectURI])
         if let cookie { response.setCookie(cookie) }
         return response
     }
@@ -136,19 +136,12 @@ struct AuthorizationEndpoint {
 
     func expiredPage(_ request: Request, language: PageLanguage? = nil) -> Response {
         let language = language ?? self.language(for: request, locales: [])
-        let error = OAuthError(.invalidRequest, language.text(.sessionExpired))
-        return Responses.html(pages.error(language: language, error: error), status: .badRequest)
+        let error = OAuthError(.invalidRequest)
+        return Responses.html(pages.error(language: language, error: error, intro: language.text(.sessionExpired)), status: .badRequest)
     }
 
     func language(for request: Request, locales: [String]) -> PageLanguage {
         PageLanguage.negotiate(uiLocales: locales, acceptLanguage: request.headers[.acceptLanguage])
-    }
-
-    /// `scheme://host[:port]` of a URL, for a CSP `form-action` source.
-    static func origin(of uri: String) -> String {
-        guard let components = URLComponents(string: uri), let scheme = components.scheme, let host = components.host else { return "'none'" }
-        if !["http", "https"].contains(scheme.lowercased()) { return scheme + ":" }
-        return "\(scheme)://\(host)" + (components.port.map { ":\($0)" } ?? "")
     }
 }
 

@@ -43,17 +43,20 @@ extension Request {
         method == .post ? try await formParameters() : queryParameters
     }
 
-    /// The `Authorization: Basic` pair, form-urlencoded-decoded (RFC 6749 §2.3.1).
-    func basicCredentials() throws -> (id: String, secret: String)? {
+    /// The `Authorization: Basic` pair, form-urlencoded-decoded as RFC 6749 §2.3.1 requires,
+    /// and as sent, for the many clients that don't encode it.
+    func basicCredentials() throws -> BasicCredentials? {
         guard let header = headers[.authorization] else { return nil }
         guard header.count > 6, header.prefix(6).lowercased() == "basic " else { return nil }
         guard let data = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
               let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":") else {
             throw OAuthError.invalidClient("The Basic credentials are malformed.")
         }
-        let id = RequestParameters.decode(text[..<colon]), secret = RequestParameters.decode(text[text.index(after: colon)...])
-        guard !id.isEmpty else { throw OAuthError.invalidClient("The Basic credentials are malformed.") }
-        return (id, secret)
+        let rawID = String(text[..<colon]), rawSecret = String(text[text.index(after: colon)...])
+        let credentials = BasicCredentials(id: RequestParameters.decode(Substring(rawID)), secret: RequestParameters.decode(Substring(rawSecret)),
+                                           rawID: rawID, rawSecret: rawSecret)
+        guard !credentials.id.isEmpty else { throw OAuthError.invalidClient("The Basic credentials are malformed.") }
+        return credentials
     }
 
     /// A bearer token from the Authorization header (RFC 6750 §2.1).
@@ -105,9 +108,13 @@ enum Responses {
     }
 
     /// An HTML page with the strict security headers of the hosted pages.
-    static func html(_ html: String, status: HTTPResponse.Status = .ok, scriptNonce: String? = nil, formAction: String? = nil) -> Response {
+    ///
+    /// `formTargets` are URLs a form on the page may end up at: browsers apply CSP
+    /// `form-action` to the redirects that follow a form submission too, so a login form
+    /// whose answer is a redirect to the client must allow the client's origin.
+    static func html(_ html: String, status: HTTPResponse.Status = .ok, scriptNonce: String? = nil, formTargets: [String] = []) -> Response {
         var csp = "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'; "
-        csp += "form-action \(formAction ?? "'self'")"
+        csp += "form-action " + (["'self'"] + formTargets.map(cspSource(for:))).joined(separator: " ")
         if let scriptNonce { csp += "; script-src 'nonce-\(scriptNonce)'" }
         var headers: HTTPFields = [
             .contentType: "text/html; charset=utf-8",
@@ -119,6 +126,14 @@ enum Responses {
         addNoStore(&headers)
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
     }
+}
+
+/// The CSP source expression that matches a URL: `scheme://host[:port]` for web URLs,
+/// `scheme:` for an app's custom scheme.
+func cspSource(for uri: String) -> String {
+    guard let components = URLComponents(string: uri), let scheme = components.scheme else { return "'none'" }
+    guard ["http", "https"].contains(scheme.lowercased()), let host = components.host else { return scheme + ":" }
+    return "\(scheme)://\(host)" + (components.port.map { ":\($0)" } ?? "")
 }
 
 /// Appends parameters to a URL's query or fragment.

@@ -58,7 +58,8 @@ struct LogoutEndpoint {
         if let session, !confirmed, !hintMatches {
             let (csrf, cookie) = CSRF.token(for: request, secure: provider.configuration.secureCookies)
             var response = Responses.html(pages.logout(language: language, csrf: csrf, clientID: clientID,
-                                                       postLogoutRedirectURI: redirect, state: parameters["state"]))
+                                                       postLogoutRedirectURI: redirect, state: parameters["state"]),
+                                          formTargets: redirect.map { [$0] } ?? [])
             if let cookie { response.setCookie(cookie) }
             return response
         }

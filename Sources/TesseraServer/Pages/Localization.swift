@@ -35,8 +35,8 @@ public enum PageLanguage: String, Sendable, CaseIterable {
     public enum Key: String, Sendable {
         case signInTitle, signInTo, email, password, signIn, badCredentials, throttled
         case consentTitle, consentIntro, consentSignedInAs, allow, deny
-        case errorTitle, errorIntro, errorCode
-        case logoutTitle, logoutQuestion, logoutConfirm, logoutCancel, loggedOutTitle, loggedOut
+        case errorTitle, errorIntro, errorCode, errorDetails
+        case logoutTitle, logoutQuestion, logoutConfirm, loggedOutTitle, loggedOut
         case formPostTitle, formPostContinue, sessionExpired
         case scopeOpenID, scopeProfile, scopeEmail, scopePhone, scopeAddress, scopeOfflineAccess
     }
@@ -49,9 +49,9 @@ public enum PageLanguage: String, Sendable, CaseIterable {
         .allow: "Allow", .deny: "Deny",
         .errorTitle: "This sign-in request can't be completed",
         .errorIntro: "The app that sent you here made a request this server can't accept. Go back to the app and try again.",
-        .errorCode: "Error",
+        .errorCode: "Error", .errorDetails: "Details for the app's developer",
         .logoutTitle: "Sign out", .logoutQuestion: "Do you want to sign out?", .logoutConfirm: "Sign out",
-        .logoutCancel: "Stay signed in", .loggedOutTitle: "Signed out", .loggedOut: "You are signed out.",
+        .loggedOutTitle: "Signed out", .loggedOut: "You are signed out.",
         .formPostTitle: "Returning to the app", .formPostContinue: "Continue",
         .sessionExpired: "This page has expired. Go back to the app and start again.",
         .scopeOpenID: "Your account identifier", .scopeProfile: "Your name and profile", .scopeEmail: "Your email address",
@@ -67,9 +67,9 @@ public enum PageLanguage: String, Sendable, CaseIterable {
         .allow: "Разрешить", .deny: "Отклонить",
         .errorTitle: "Не удалось выполнить запрос на вход",
         .errorIntro: "Приложение, которое направило вас сюда, отправило запрос, который сервер не может принять. Вернитесь в приложение и попробуйте снова.",
-        .errorCode: "Ошибка",
+        .errorCode: "Ошибка", .errorDetails: "Подробности для разработчика приложения",
         .logoutTitle: "Выход", .logoutQuestion: "Выйти из учётной записи?", .logoutConfirm: "Выйти",
-        .logoutCancel: "Остаться", .loggedOutTitle: "Вы вышли", .loggedOut: "Вы вышли из учётной записи.",
+        .loggedOutTitle: "Вы вышли", .loggedOut: "Вы вышли из учётной записи.",
         .formPostTitle: "Возвращаемся в приложение", .formPostContinue: "Продолжить",
         .sessionExpired: "Срок действия страницы истёк. Вернитесь в приложение и начните заново.",
         .scopeOpenID: "Идентификатор вашей учётной записи", .scopeProfile: "Ваше имя и профиль",

@@ -40,10 +40,13 @@ public struct PageRenderer: Sendable {
         ], language: language)
     }
 
-    func error(language: PageLanguage, error: OAuthError) -> String {
+    /// An error page: `intro` for the person (a general explanation unless given), the
+    /// error's description as technical detail for the app's developer.
+    func error(language: PageLanguage, error: OAuthError, intro: String? = nil) -> String {
         render("error", [
-            "title": language.text(.errorTitle), "intro": language.text(.errorIntro),
-            "message": error.errorDescription ?? "", "codeLabel": language.text(.errorCode), "code": error.code.rawValue,
+            "title": language.text(.errorTitle), "intro": intro ?? language.text(.errorIntro),
+            "message": error.errorDescription ?? "", "detailsLabel": language.text(.errorDetails),
+            "codeLabel": language.text(.errorCode), "code": error.code.rawValue,
         ], language: language)
     }
 

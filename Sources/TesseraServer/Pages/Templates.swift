@@ -70,7 +70,7 @@ enum Templates {
     {{> header}}
     <h1>{{title}}</h1>
     <p>{{intro}}</p>
-    <p class="alert" role="alert">{{message}}</p>
+    {{#message}}<p class="muted">{{detailsLabel}}: {{message}}</p>{{/message}}
     <p class="muted">{{codeLabel}}: <code>{{code}}</code></p>
     {{> footer}}
     """
