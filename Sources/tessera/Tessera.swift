@@ -189,7 +189,39 @@ struct Clients: AsyncParsableCommand {
 }
 
 struct Users: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Manage users.", subcommands: [Add.self])
+    static let configuration = CommandConfiguration(abstract: "Manage users.", subcommands: [Add.self, Update.self, Show.self])
+
+    /// Reads a profile file: a JSON object of claims (see docs/claims.md).
+    static func profile(_ path: String?) throws -> [String: JSONValue] {
+        guard let path else { return [:] }
+        guard let data = FileManager.default.contents(atPath: path) else { throw ConfigurationError("cannot read \(path)") }
+        guard let object = try? JSONDecoder().decode([String: JSONValue].self, from: data) else {
+            throw ConfigurationError("\(path) must hold a JSON object of claims")
+        }
+        return object
+    }
+
+    static func printUser(_ user: User, json: Bool) throws {
+        if json {
+            var object = user.claims
+            object["id"] = .string(user.id)
+            object["has_password"] = .bool(user.passwordHash != nil)
+            object["created_at"] = .int(user.createdAt)
+            print(String(decoding: try CanonicalJSON.encode(object), as: UTF8.self))
+        } else {
+            print("user \(user.id) <\(user.email)>" + (user.name.map { " \($0)" } ?? ""))
+            for (name, value) in user.profile.sorted(by: { $0.key < $1.key }) {
+                print("  \(name): \(String(decoding: try CanonicalJSON.encode(value), as: UTF8.self))")
+            }
+        }
+    }
+
+    /// Runs an admin action, turning the errors a person can fix into a message and exit code 2.
+    static func run(_ body: () async throws -> Void) async throws {
+        do { try await body() } catch let error as ConfigurationError { fail(error) } catch let error as StoreError { fail(error) } catch let error as ClaimValidationError {
+            fail(error)
+        }
+    }
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a user with a verified email.")
@@ -197,7 +229,8 @@ struct Users: AsyncParsableCommand {
         @OptionGroup var storage: StorageOptions
         @Argument(help: "The user's email address.") var email: String
         @Flag(help: "Read the password from standard input (first line).") var passwordStdin = false
-        @Option(help: "The user's full name.") var name: String?
+        @Option(help: "The user's full name (the name claim).") var name: String?
+        @Option(help: "A JSON file of profile claims, e.g. {\"given_name\": \"Anna\", \"birthdate\": \"1990-05-01\"}.") var profile: String?
         @Flag(help: "Print the user as JSON.") var json = false
 
         func run() async throws {
@@ -206,16 +239,49 @@ struct Users: AsyncParsableCommand {
                 guard let line = readLine(strippingNewline: true), !line.isEmpty else { fail(ConfigurationError("no password on standard input")) }
                 password = line
             }
-            do {
-                let user = try await withProvider(storage.flags) { try await $0.createUser(email: email, password: password, name: name) }
-                if json {
-                    var object: [String: JSONValue] = ["id": .string(user.id), "email": .string(user.email), "email_verified": .bool(user.emailVerified)]
-                    if let name = user.name { object["name"] = .string(name) }
-                    print(String(decoding: try CanonicalJSON.encode(object), as: UTF8.self))
-                } else {
-                    print("user \(user.id) <\(user.email)> created")
+            try await Users.run {
+                let claims = try Users.profile(profile)
+                let user = try await withProvider(storage.flags) {
+                    try await $0.createUser(email: email, password: password, name: name, profile: claims)
                 }
-            } catch let error as ConfigurationError { fail(error) } catch let error as StoreError { fail(error) }
+                if json { try Users.printUser(user, json: true) } else { print("user \(user.id) <\(user.email)> created") }
+            }
+        }
+    }
+
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a user's profile claims.",
+            discussion: "The file's claims are merged into the profile; a claim set to null is removed. Nothing is written if any value is invalid.")
+
+        @OptionGroup var storage: StorageOptions
+        @Argument(help: "The user's email address.") var email: String
+        @Option(help: "A JSON file of profile claims.") var profile: String
+        @Flag(help: "Print the user as JSON.") var json = false
+
+        func run() async throws {
+            try await Users.run {
+                let changes = try Users.profile(profile)
+                let user = try await withProvider(storage.flags) { try await $0.updateProfile(email: email, changes: changes) }
+                try Users.printUser(user, json: json)
+            }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show a user and their claims.")
+
+        @OptionGroup var storage: StorageOptions
+        @Argument(help: "The user's email address.") var email: String
+        @Flag(help: "Print the user as JSON.") var json = false
+
+        func run() async throws {
+            try await Users.run {
+                guard let user = try await withProvider(storage.flags, { try await $0.store.user(email: email) }) else {
+                    throw StoreError.notFound("user \(email)")
+                }
+                try Users.printUser(user, json: json)
+            }
         }
     }
 }

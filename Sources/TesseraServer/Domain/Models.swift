@@ -55,13 +55,24 @@ public struct User: Sendable, Equatable {
     /// Lower-cased.
     public var email: String
     public var emailVerified: Bool
-    public var name: String?
     /// PHC-formatted password hash; nil when the user has no password.
     public var passwordHash: String?
-    /// Further claims, by claim name.
+    /// The user's claims by name (OpenID and Sber ID catalogue), validated against
+    /// ``ScopeCatalogue``; the email, its verification and `updated_at` live in fields.
     public var profile: [String: JSONValue]
     public var createdAt: Int64
     public var updatedAt: Int64
+
+    public var name: String? { profile["name"]?.stringValue }
+
+    /// Every claim the user has, as the provider releases them.
+    public var claims: [String: JSONValue] {
+        var claims = profile
+        claims["email"] = .string(email)
+        claims["email_verified"] = .bool(emailVerified)
+        claims["updated_at"] = .int(updatedAt)
+        return claims
+    }
 }
 
 /// A browser session at the provider (the `tessera_session` cookie).
@@ -80,6 +91,8 @@ public struct AuthorizationCodeRecord: Sendable, Equatable {
     public var userID: String
     public var redirectURI: String
     public var scope: ScopeSet
+    /// Individual claims the `claims` parameter asked for.
+    public var claims: ClaimsRequest?
     public var nonce: String?
     public var codeChallenge: String?
     public var authTime: Int64
@@ -97,6 +110,7 @@ public struct Grant: Sendable, Equatable {
     public var clientID: String
     public var userID: String?
     public var scope: ScopeSet
+    public var claims: ClaimsRequest? = nil
     public var authTime: Int64?
     public var amr: [String]
     public var sid: String?

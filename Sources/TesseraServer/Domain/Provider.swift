@@ -17,8 +17,7 @@ public final class Provider: Sendable {
     let clientAuthenticator: ClientAuthenticator
     let accessTokens: AccessTokenValidator
     let grants: TokenEndpointGrants
-    let accountThrottle: FailureThrottle
-    let addressThrottle: FailureThrottle
+    let passwordSignIn: PasswordSignIn
     let pages: PageRenderer
 
     /// Opens the database, applies migrations and loads (or creates) the signing keys.
@@ -66,8 +65,11 @@ public final class Provider: Sendable {
             RefreshTokenGrant(grants: store, tokens: userTokens, clock: clock),
             ClientCredentialsGrant(issuer: tokenIssuer),
         ])
-        accountThrottle = FailureThrottle(limit: configuration.maxFailuresPerAccount, window: configuration.failureWindow)
-        addressThrottle = FailureThrottle(limit: configuration.maxFailuresPerAddress, window: configuration.failureWindow)
+        passwordSignIn = PasswordSignIn(
+            users: store, passwords: passwords,
+            accountThrottle: FailureThrottle(limit: configuration.maxFailuresPerAccount, window: configuration.failureWindow),
+            addressThrottle: FailureThrottle(limit: configuration.maxFailuresPerAddress, window: configuration.failureWindow),
+            clock: clock)
         pages = try PageRenderer()
     }
 
@@ -168,16 +170,33 @@ public final class Provider: Sendable {
         }
     }
 
-    /// Creates a user; the password is hashed off the event loop.
-    public func createUser(email: String, password: String?, name: String?, emailVerified: Bool = true) async throws -> User {
+    /// Creates a user; the profile is validated first and the password hashed off the event loop.
+    public func createUser(email: String, password: String?, name: String? = nil, profile: [String: JSONValue] = [:],
+                           emailVerified: Bool = true) async throws -> User {
         let email = email.trimmingCharacters(in: .whitespaces).lowercased()
         guard Self.isPlausibleEmail(email) else { throw ConfigurationError("'\(email)' is not an email address") }
         if let password, password.count < 8 { throw ConfigurationError("a password must be at least 8 characters") }
+        var profile = profile
+        if let name { profile["name"] = .string(name) }
+        try ScopeCatalogue.validate(profile: profile)
         let now = clock.now()
         let hash: String? = if let password { try await passwords.hash(password) } else { nil }
-        let user = User(id: UUID().uuidString.lowercased(), email: email, emailVerified: emailVerified, name: name, passwordHash: hash,
-                        profile: [:], createdAt: now, updatedAt: now)
+        let user = User(id: UUID().uuidString.lowercased(), email: email, emailVerified: emailVerified, passwordHash: hash,
+                        profile: profile, createdAt: now, updatedAt: now)
         try await store.insert(user)
+        return user
+    }
+
+    /// Merges `changes` into a user's profile (a JSON null removes a claim); the result is
+    /// validated as a whole and written at once, so a bad value changes nothing.
+    public func updateProfile(email: String, changes: [String: JSONValue]) async throws -> User {
+        guard var user = try await store.user(email: email) else { throw StoreError.notFound("user \(email)") }
+        for (name, value) in changes {
+            user.profile[name] = value == .null ? nil : value
+        }
+        try ScopeCatalogue.validate(profile: user.profile)
+        user.updatedAt = clock.now()
+        try await store.updateProfile(userID: user.id, profile: user.profile, now: user.updatedAt)
         return user
     }
 

@@ -45,27 +45,15 @@ struct AuthorizationEndpoint {
         let language = language(for: request, locales: authorization.uiLocales)
         guard CSRF.isValid(form["csrf_token"], request: request) else { return expiredPage(request, language: language) }
         let email = (form["email"] ?? "").trimmingCharacters(in: .whitespaces).lowercased()
-        let password = form["password"] ?? ""
-
-        let now = provider.clock.now()
-        let accountKey = "account:" + email, addressKey = "address:" + context.remoteAddress
-        func again(_ message: PageLanguage.Key, status: HTTPResponse.Status) -> Response {
-            loginPage(authorization, client: client, interaction: interaction, request: request, email: email,
-                      message: language.text(message), status: status)
-        }
-        if provider.accountThrottle.isBlocked(accountKey, now: now) || provider.addressThrottle.isBlocked(addressKey, now: now) {
-            return again(.throttled, status: .tooManyRequests)
-        }
-        let user = try await provider.store.user(email: email)
-        let verification = try await provider.passwords.verify(password, against: user?.passwordHash)
-        guard let user, verification.matches else {
-            provider.accountThrottle.recordFailure(accountKey, now: now)
-            provider.addressThrottle.recordFailure(addressKey, now: now)
-            return again(.badCredentials, status: .unauthorized)
-        }
-        provider.accountThrottle.reset(accountKey)
-        if verification.needsRehash {
-            try await provider.store.updatePasswordHash(userID: user.id, hash: try await provider.passwords.hash(password), now: now)
+        let user: User
+        switch try await provider.passwordSignIn.signIn(email: email, password: form["password"] ?? "", clientAddress: context.remoteAddress) {
+        case .success(let found):
+            user = found
+        case .failure(let failure):
+            let throttled = failure == .throttled
+            return loginPage(authorization, client: client, interaction: interaction, request: request, email: email,
+                             message: language.text(throttled ? .throttled : .badCredentials),
+                             status: throttled ? .tooManyRequests : .unauthorized)
         }
         let (session, cookie) = try await BrowserSessions(provider: provider).create(userID: user.id, amr: ["pwd"])
         let outcome = try await authorizer.decide(authorization, client: client, session: session, signedInNow: true, interaction: interaction)
@@ -110,10 +98,10 @@ struct AuthorizationEndpoint {
         case .login(let interaction, let authorization, let client):
             return loginPage(authorization, client: client, interaction: interaction, request: request,
                              email: authorization.loginHint, message: nil, status: .ok)
-        case .consent(let interaction, let authorization, let client, let user, let scopes):
+        case .consent(let interaction, let authorization, let client, let user, let scopes, let essential):
             let (csrf, cookie) = CSRF.token(for: request, secure: provider.configuration.secureCookies)
             let html = pages.consent(language: language(for: request, locales: authorization.uiLocales), clientName: client.name,
-                                     interaction: interaction, csrf: csrf, email: user.email, scopes: scopes)
+                                     interaction: interaction, csrf: csrf, email: user.email, scopes: scopes, essential: essential)
             var response = Responses.html(html, formTargets: [authorization.redirectURI])
             if let cookie { response.setCookie(cookie) }
             return response

@@ -32,7 +32,7 @@ struct DiscoveryEndpoint {
         metadata.claimTypesSupported = ["normal"]
         metadata.promptValuesSupported = ["none", "login", "consent", "select_account"]
         metadata.uiLocalesSupported = PageLanguage.allCases.map(\.rawValue)
-        metadata.claimsParameterSupported = false
+        metadata.claimsParameterSupported = true
         metadata.requestParameterSupported = false
         metadata.requestURIParameterSupported = false
         metadata.authorizationResponseIssParameterSupported = true

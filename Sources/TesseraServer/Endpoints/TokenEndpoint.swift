@@ -75,7 +75,7 @@ struct UserinfoEndpoint {
                   let user = try await provider.store.user(id: userID), let client = try await provider.store.client(id: grant.clientID) else {
                 throw OAuthError(.insufficientScope, "The access token was not issued with the openid scope.")
             }
-            var claims = UserClaims.claims(of: user, scopes: validated.scope)
+            var claims = UserClaims.userinfo(of: user, scopes: validated.scope, requested: grant.claims)
             claims["sub"] = .string(provider.tokenIssuer.subject(userID: user.id, client: client))
             return try Responses.json(claims)
         } catch let error as OAuthError where error.code == .invalidToken || error.code == .insufficientScope {

@@ -18,6 +18,10 @@ public struct AuthorizationRequest: Sendable, Codable, Equatable {
     public var state: String?
     public var nonce: String?
     public var scope: ScopeSet
+    /// The `claims` parameter, narrowed to claims the client may receive.
+    public var claims: ClaimsRequest?
+    /// Scopes that cover the claims of `claims`: consent is asked for them too.
+    public var claimScopes: ScopeSet
     public var codeChallenge: String?
     public var prompt: [String]
     public var maxAge: Int64?
@@ -27,6 +31,14 @@ public struct AuthorizationRequest: Sendable, Codable, Equatable {
     public var uiLocales: [String]
 
     public var isOpenID: Bool { scope.contains(ScopeCatalogue.openid) }
+
+    /// Everything the user is asked to allow.
+    public var consentScopes: ScopeSet { ScopeSet(scope.values + claimScopes.values) }
+
+    /// A `sub` the `claims` parameter demands (§5.5.1): only that user may answer.
+    public var demandedSubject: String? {
+        (claims?.idToken?["sub"] ?? nil)?.value?.stringValue ?? (claims?.userinfo?["sub"] ?? nil)?.value?.stringValue
+    }
 }
 
 /// Where an authorization response or error goes, once the redirect URI is trusted.
@@ -44,6 +56,6 @@ public enum AuthorizationOutcome: Sendable {
     case respond(ResponseTarget, [(String, String)])
     /// Ask the user to sign in.
     case login(interaction: String, AuthorizationRequest, Client)
-    /// Ask the user to allow `scopes`.
-    case consent(interaction: String, AuthorizationRequest, Client, User, scopes: ScopeSet)
+    /// Ask the user to allow `scopes`; `essential` are those the client marked essential.
+    case consent(interaction: String, AuthorizationRequest, Client, User, scopes: ScopeSet, essential: Set<String>)
 }

@@ -21,7 +21,7 @@ public struct Authorizer: Sendable {
     /// Parameters that must not repeat (RFC 6749 §3.1).
     static let singleParameters = ["client_id", "redirect_uri", "response_type", "response_mode", "scope", "state", "nonce",
                                    "code_challenge", "code_challenge_method", "prompt", "max_age", "login_hint",
-                                   "id_token_hint", "ui_locales", "request", "request_uri"]
+                                   "id_token_hint", "ui_locales", "request", "request_uri", "claims"]
 
     // MARK: Validation
 
@@ -124,10 +124,26 @@ public struct Authorizer: Sendable {
             }
             hintedSubject = subject
         }
+        // 6. The claims parameter (OpenID Connect Core §5.5): only claims a scope the client
+        // is allowed covers; consent is asked for those scopes.
+        var claims: ClaimsRequest?
+        var claimScopes: [String] = []
+        if let text = parameters["claims"] {
+            let parsed: ClaimsRequest
+            do { parsed = try ClaimsRequest(parsing: text) } catch let error as OAuthError { return fail(error) }
+            let coverable = ScopeCatalogue.claims(for: client.scopes.values)
+            let narrowed = parsed.filtered { $0 == "sub" || coverable.contains($0) }
+            for claim in narrowed.allClaims.sorted() where claim != "sub" && !ScopeCatalogue.claims(for: scope.values).contains(claim) {
+                if let covering = client.scopes.values.first(where: { ScopeCatalogue.definition($0)?.claims.contains(claim) == true }) {
+                    claimScopes.append(covering)
+                }
+            }
+            claims = narrowed.isEmpty ? nil : narrowed
+        }
         let locales = (parameters["ui_locales"] ?? "").split(separator: " ").map(String.init)
         let request = AuthorizationRequest(
             clientID: client.id, redirectURI: redirectURI, responseMode: mode, state: target.state, nonce: parameters["nonce"],
-            scope: scope, codeChallenge: challenge, prompt: prompt, maxAge: maxAge, loginHint: parameters["login_hint"],
+            scope: scope, claims: claims, claimScopes: ScopeSet(claimScopes), codeChallenge: challenge, prompt: prompt, maxAge: maxAge, loginHint: parameters["login_hint"],
             hintedSubject: hintedSubject, uiLocales: locales)
         return .success((request, client))
     }
@@ -155,7 +171,9 @@ public struct Authorizer: Sendable {
         if let session, let user, !signedInNow {
             if request.prompt.contains("login") || request.prompt.contains("select_account") { needsLogin = true }
             if let maxAge = request.maxAge, now - session.authTime >= maxAge { needsLogin = true }
-            if let hinted = request.hintedSubject, hinted != tokenIssuer.subject(userID: user.id, client: client) { needsLogin = true }
+            let subject = tokenIssuer.subject(userID: user.id, client: client)
+            if let hinted = request.hintedSubject, hinted != subject { needsLogin = true }
+            if let demanded = request.demandedSubject, demanded != subject { needsLogin = true }
         }
         if needsLogin {
             if promptNone { return respondError(target, OAuthError(.loginRequired, "The user must sign in.")) }
@@ -163,21 +181,40 @@ public struct Authorizer: Sendable {
         }
         guard let session, let user else { return respondError(target, .serverError(detail: "no session after login")) }
 
-        let consented = try await consents.consentedScopes(userID: user.id, clientID: client.id)
-        let missing = request.scope.subtracting(consented)
-        let needsConsent = !client.firstParty && (request.prompt.contains("consent") || !missing.isEmpty)
-        if needsConsent {
+        if let demanded = request.demandedSubject, demanded != tokenIssuer.subject(userID: user.id, client: client) {
+            return respondError(target, OAuthError(.loginRequired, "The signed-in user is not the one the claims parameter names."))
+        }
+        if let ask = try await scopesNeedingConsent(request, client: client, user: user) {
             if promptNone { return respondError(target, OAuthError(.consentRequired, "The user must consent.")) }
-            return .consent(interaction: try await interactionID(interaction, request), request, client, user, scopes: request.scope)
+            let essential = Set(ask.values.filter { scope in
+                ScopeCatalogue.definition(scope)?.claims.contains { request.claims?.essentialClaims.contains($0) == true } == true
+            })
+            return .consent(interaction: try await interactionID(interaction, request), request, client, user, scopes: ask,
+                            essential: essential)
         }
         return try await issueCode(request, session: session, target: target)
+    }
+
+    /// The scopes the consent page must ask for, or nil when none (OpenID Connect Core §3.1.2.4).
+    ///
+    /// Consent is remembered per client, and asked again only for scopes not yet allowed
+    /// (all of them with `prompt=consent`). First-party clients skip it, except for
+    /// sensitive scopes, which always need the user's explicit consent.
+    func scopesNeedingConsent(_ request: AuthorizationRequest, client: Client, user: User) async throws -> ScopeSet? {
+        let wanted = request.consentScopes
+        let isSensitive = { (scope: String) in ScopeCatalogue.definition(scope)?.sensitive == true }
+        if request.prompt.contains("consent") { return wanted }
+        let consented = try await consents.consentedScopes(userID: user.id, clientID: client.id)
+        var missing = wanted.subtracting(consented)
+        if client.firstParty { missing = ScopeSet(missing.values.filter(isSensitive)) }
+        return missing.isEmpty ? nil : missing
     }
 
     /// Records the user's consent and issues the code.
     public func consent(_ request: AuthorizationRequest, client: Client, session: BrowserSession, allowed: Bool) async throws -> AuthorizationOutcome {
         let target = ResponseTarget(redirectURI: request.redirectURI, mode: request.responseMode, state: request.state)
         guard allowed else { return respondError(target, OAuthError(.accessDenied, "The user declined the request.")) }
-        try await consents.recordConsent(userID: session.userID, clientID: client.id, scopes: request.scope, now: clock.now())
+        try await consents.recordConsent(userID: session.userID, clientID: client.id, scopes: request.consentScopes, now: clock.now())
         return try await issueCode(request, session: session, target: target)
     }
 
@@ -186,7 +223,7 @@ public struct Authorizer: Sendable {
         let now = clock.now()
         try await grants.insertCode(codeHash: tokenHash(code), AuthorizationCodeRecord(
             clientID: request.clientID, userID: session.userID, redirectURI: request.redirectURI, scope: request.scope,
-            nonce: request.nonce, codeChallenge: request.codeChallenge, authTime: session.authTime, amr: session.amr,
+            claims: request.claims, nonce: request.nonce, codeChallenge: request.codeChallenge, authTime: session.authTime, amr: session.amr,
             sid: session.sid, expiresAt: now + codeLifetime), now: now)
         var parameters = [("code", code)]
         if let state = request.state { parameters.append(("state", state)) }

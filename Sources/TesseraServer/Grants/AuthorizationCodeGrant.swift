@@ -40,7 +40,7 @@ public struct AuthorizationCodeGrant: TokenGrant {
         }
 
         let grant = Grant(id: SecureRandom.token(bytes: 16), clientID: client.id, userID: record.userID, scope: record.scope,
-                          authTime: record.authTime, amr: record.amr, sid: record.sid, createdAt: now,
+                          claims: record.claims, authTime: record.authTime, amr: record.amr, sid: record.sid, createdAt: now,
                           expiresAt: now + tokens.issuer.refreshTokenLifetime)
         var refresh: (token: String, record: RefreshTokenRecord)?
         if issuesRefreshToken(client: client, scope: record.scope) {

@@ -21,21 +21,29 @@ public struct TokenEndpointGrants: Sendable {
     public func grant(for type: String) -> (any TokenGrant)? { grants[type] }
 }
 
-/// What grants share: the ID-token claims of a user for a set of scopes.
-struct UserClaims {
-    /// Standard claims the granted scopes release, for the ID token and userinfo
-    /// (OpenID Connect Core §5.4). A claim the user doesn't have is omitted.
-    static func claims(of user: User, scopes: ScopeSet) -> [String: JSONValue] {
-        let wanted = ScopeCatalogue.claims(for: scopes.values)
+/// Which of a user's claims a token or userinfo answer carries (OpenID Connect Core §5.4, §5.5).
+/// A claim the user doesn't have is omitted, never null.
+enum UserClaims {
+    /// Scopes whose claims the ID token carries by themselves: OpenID Connect's own. The
+    /// rest of the catalogue goes to userinfo, or to the ID token when `claims` asks.
+    static let idTokenScopes: Set<String> = ["profile", "email", "address", "phone"]
+
+    static func idToken(of user: User, scopes: ScopeSet, requested: ClaimsRequest?) -> [String: JSONValue] {
+        let names = ScopeCatalogue.claims(for: scopes.values.filter(idTokenScopes.contains))
+            .union((requested?.idToken ?? [:]).keys)
+        return pick(names, from: user)
+    }
+
+    static func userinfo(of user: User, scopes: ScopeSet, requested: ClaimsRequest?) -> [String: JSONValue] {
+        let names = ScopeCatalogue.claims(for: scopes.values).union((requested?.userinfo ?? [:]).keys)
+        return pick(names, from: user)
+    }
+
+    static func pick(_ names: Set<String>, from user: User) -> [String: JSONValue] {
+        let all = user.claims
         var claims: [String: JSONValue] = [:]
-        if wanted.contains("email") {
-            claims["email"] = .string(user.email)
-            claims["email_verified"] = .bool(user.emailVerified)
-        }
-        if wanted.contains("name"), let name = user.name { claims["name"] = .string(name) }
-        if wanted.contains("updated_at") { claims["updated_at"] = .int(user.updatedAt) }
-        for (name, value) in user.profile where wanted.contains(name) && claims[name] == nil {
-            claims[name] = value
+        for name in names where name != "sub" {
+            if let value = all[name], value != .null { claims[name] = value }
         }
         return claims
     }
@@ -58,7 +66,7 @@ struct UserGrantTokens {
         if scope.contains(ScopeCatalogue.openid) {
             idToken = try issuer.idToken(subject: subject, client: client, nonce: nonce, authTime: grant.authTime, amr: grant.amr,
                                          sid: grant.sid, accessToken: access.token,
-                                         extraClaims: UserClaims.claims(of: user, scopes: scope))
+                                         extraClaims: UserClaims.idToken(of: user, scopes: scope, requested: grant.claims))
         }
         return TokenResponse(accessToken: access.token, expiresIn: Int(issuer.accessTokenLifetime), refreshToken: refreshToken,
                              idToken: idToken, scope: scope.description)

@@ -1,4 +1,5 @@
 import Foundation
+import TesseraCore
 
 /// The languages of the hosted pages, and their strings.
 public enum PageLanguage: String, Sendable, CaseIterable {
@@ -38,7 +39,8 @@ public enum PageLanguage: String, Sendable, CaseIterable {
         case errorTitle, errorIntro, errorCode, errorDetails
         case logoutTitle, logoutQuestion, logoutConfirm, loggedOutTitle, loggedOut
         case formPostTitle, formPostContinue, sessionExpired
-        case scopeOpenID, scopeProfile, scopeEmail, scopePhone, scopeAddress, scopeOfflineAccess
+        case scopeSensitive, scopeEssential
+        case accountTitle, accountApps, accountNoApps, accountRevoke
     }
 
     static let english: [Key: String] = [
@@ -54,9 +56,9 @@ public enum PageLanguage: String, Sendable, CaseIterable {
         .loggedOutTitle: "Signed out", .loggedOut: "You are signed out.",
         .formPostTitle: "Returning to the app", .formPostContinue: "Continue",
         .sessionExpired: "This page has expired. Go back to the app and start again.",
-        .scopeOpenID: "Your account identifier", .scopeProfile: "Your name and profile", .scopeEmail: "Your email address",
-        .scopePhone: "Your phone number", .scopeAddress: "Your address",
-        .scopeOfflineAccess: "Access to your data while you are not using the app",
+        .scopeSensitive: "sensitive", .scopeEssential: "required by the app",
+        .accountTitle: "Your account", .accountApps: "Apps you allowed", .accountNoApps: "You haven't allowed any app to see your data.",
+        .accountRevoke: "Remove access",
     ]
 
     static let russian: [Key: String] = [
@@ -72,21 +74,14 @@ public enum PageLanguage: String, Sendable, CaseIterable {
         .loggedOutTitle: "Вы вышли", .loggedOut: "Вы вышли из учётной записи.",
         .formPostTitle: "Возвращаемся в приложение", .formPostContinue: "Продолжить",
         .sessionExpired: "Срок действия страницы истёк. Вернитесь в приложение и начните заново.",
-        .scopeOpenID: "Идентификатор вашей учётной записи", .scopeProfile: "Ваше имя и профиль",
-        .scopeEmail: "Адрес электронной почты", .scopePhone: "Номер телефона", .scopeAddress: "Ваш адрес",
-        .scopeOfflineAccess: "Доступ к данным, когда вы не пользуетесь приложением",
+        .scopeSensitive: "чувствительные данные", .scopeEssential: "обязательно для приложения",
+        .accountTitle: "Ваша учётная запись", .accountApps: "Приложения с доступом к данным",
+        .accountNoApps: "Вы не разрешали приложениям доступ к своим данным.", .accountRevoke: "Отозвать доступ",
     ]
 
-    /// How a scope is described on the consent page.
+    /// How a scope is described on the consent page: the catalogue's words, or the scope
+    /// itself for a client-specific API scope.
     public func describe(scope: String) -> String {
-        switch scope {
-        case "openid": text(.scopeOpenID)
-        case "profile": text(.scopeProfile)
-        case "email": text(.scopeEmail)
-        case "phone": text(.scopePhone)
-        case "address": text(.scopeAddress)
-        case "offline_access": text(.scopeOfflineAccess)
-        default: scope
-        }
+        ScopeCatalogue.definition(scope)?.description.text(rawValue) ?? scope
     }
 }

@@ -23,18 +23,26 @@ public struct PageRenderer: Sendable {
         return html
     }
 
-    func login(language: PageLanguage, clientName: String, interaction: String, csrf: String, email: String?, message: String?) -> String {
+    func login(language: PageLanguage, action: String = "/login", clientName: String?, interaction: String?, csrf: String,
+               email: String?, message: String?) -> String {
         render("login", [
-            "title": language.text(.signInTitle), "signInTo": language.text(.signInTo), "clientName": clientName,
-            "interaction": interaction, "csrf": csrf, "email": email ?? "", "message": message ?? "",
+            "title": language.text(.signInTitle), "signInTo": language.text(.signInTo), "clientName": clientName ?? "",
+            "action": action, "interaction": interaction ?? "", "csrf": csrf, "email": email ?? "", "message": message ?? "",
             "emailLabel": language.text(.email), "passwordLabel": language.text(.password), "submit": language.text(.signIn),
         ], language: language)
     }
 
-    func consent(language: PageLanguage, clientName: String, interaction: String, csrf: String, email: String, scopes: ScopeSet) -> String {
-        render("consent", [
+    func consent(language: PageLanguage, clientName: String, interaction: String, csrf: String, email: String, scopes: ScopeSet,
+                 essential: Set<String>) -> String {
+        let items: [[String: Any]] = scopes.values.map { scope in
+            var item: [String: Any] = ["text": language.describe(scope: scope)]
+            if ScopeCatalogue.definition(scope)?.sensitive == true { item["sensitive"] = language.text(.scopeSensitive) }
+            if essential.contains(scope) { item["essential"] = language.text(.scopeEssential) }
+            return item
+        }
+        return render("consent", [
             "title": language.text(.consentTitle), "clientName": clientName, "intro": language.text(.consentIntro),
-            "scopes": scopes.values.map(language.describe(scope:)), "signedInAs": language.text(.consentSignedInAs),
+            "scopes": items, "signedInAs": language.text(.consentSignedInAs),
             "email": email, "interaction": interaction, "csrf": csrf,
             "allow": language.text(.allow), "deny": language.text(.deny),
         ], language: language)
@@ -42,6 +50,16 @@ public struct PageRenderer: Sendable {
 
     /// An error page: `intro` for the person (a general explanation unless given), the
     /// error's description as technical detail for the app's developer.
+    func account(language: PageLanguage, email: String, apps: [AccountPageApp], csrf: String) -> String {
+        render("account", [
+            "title": language.text(.accountTitle), "signedInAs": language.text(.consentSignedInAs), "email": email,
+            "appsTitle": language.text(.accountApps), "noApps": language.text(.accountNoApps),
+            "apps": apps.map { ["name": $0.name, "clientID": $0.clientID, "scopes": $0.scopes, "csrf": csrf,
+                                "revoke": language.text(.accountRevoke)] as [String: Any] },
+            "signOut": language.text(.logoutConfirm),
+        ], language: language)
+    }
+
     func error(language: PageLanguage, error: OAuthError, intro: String? = nil) -> String {
         render("error", [
             "title": language.text(.errorTitle), "intro": intro ?? language.text(.errorIntro),

@@ -3,7 +3,7 @@
 enum Templates {
     static let all: [String: String] = [
         "header": header, "footer": footer, "login": login, "consent": consent, "error": error,
-        "logout": logout, "loggedout": loggedOut, "formpost": formPost,
+        "logout": logout, "loggedout": loggedOut, "formpost": formPost, "account": account,
     ]
 
     static let header = """
@@ -32,10 +32,10 @@ enum Templates {
     static let login = """
     {{> header}}
     <h1>{{title}}</h1>
-    <p class="subtitle">{{signInTo}} <strong>{{clientName}}</strong></p>
+    {{#clientName}}<p class="subtitle">{{signInTo}} <strong>{{clientName}}</strong></p>{{/clientName}}
     {{#message}}<p class="alert" role="alert" id="form-error">{{message}}</p>{{/message}}
-    <form method="post" action="/login" novalidate>
-    <input type="hidden" name="interaction" value="{{interaction}}">
+    <form method="post" action="{{action}}" novalidate>
+    {{#interaction}}<input type="hidden" name="interaction" value="{{interaction}}">{{/interaction}}
     <input type="hidden" name="csrf_token" value="{{csrf}}">
     <label for="email">{{emailLabel}}</label>
     <input id="email" name="email" type="email" autocomplete="username" required value="{{email}}"{{#message}} aria-describedby="form-error" aria-invalid="true"{{/message}}{{^email}} autofocus{{/email}}>
@@ -51,7 +51,7 @@ enum Templates {
     <h1>{{title}}</h1>
     <p class="subtitle"><strong>{{clientName}}</strong> {{intro}}</p>
     <ul class="scopes">
-    {{#scopes}}<li>{{.}}</li>
+    {{#scopes}}<li>{{text}}{{#sensitive}} <span class="tag">{{sensitive}}</span>{{/sensitive}}{{#essential}} <span class="tag">{{essential}}</span>{{/essential}}</li>
     {{/scopes}}
     </ul>
     <p class="muted">{{signedInAs}} {{email}}</p>
@@ -63,6 +63,30 @@ enum Templates {
     <button type="submit" name="decision" value="allow">{{allow}}</button>
     </div>
     </form>
+    {{> footer}}
+    """
+
+    static let account = """
+    {{> header}}
+    <h1>{{title}}</h1>
+    <p class="muted">{{signedInAs}} {{email}}</p>
+    <h2>{{appsTitle}}</h2>
+    {{^apps}}<p>{{noApps}}</p>{{/apps}}
+    {{#apps}}
+    <section class="app">
+    <h3>{{name}}</h3>
+    <ul class="scopes">
+    {{#scopes}}<li>{{.}}</li>
+    {{/scopes}}
+    </ul>
+    <form method="post" action="/account/consents/revoke">
+    <input type="hidden" name="csrf_token" value="{{csrf}}">
+    <input type="hidden" name="client_id" value="{{clientID}}">
+    <button type="submit" class="secondary">{{revoke}}</button>
+    </form>
+    </section>
+    {{/apps}}
+    <p><a href="/logout">{{signOut}}</a></p>
     {{> footer}}
     """
 
@@ -129,6 +153,10 @@ enum Templates {
     .alert { color: var(--alert); font-weight: 600; }
     .muted { color: var(--muted); font-size: .9rem; }
     .scopes { padding-left: 20px; } .scopes li { margin: 6px 0; }
+    .tag { display: inline-block; font-size: .75rem; font-weight: 600; padding: 1px 6px; border-radius: 4px; border: 1px solid var(--border); color: var(--muted); vertical-align: 1px; }
     code { word-break: break-all; }
+    h2 { font-size: 1.1rem; margin: 24px 0 8px; } h3 { font-size: 1rem; margin: 0 0 4px; }
+    .app { border-top: 1px solid var(--border); padding: 16px 0; } .app button { margin-top: 8px; }
+    a { color: var(--accent); }
     """
 }

@@ -47,12 +47,13 @@ public protocol GrantStore: Sendable {
 
 extension SQLStore: GrantStore {
     public func insertCode(codeHash: String, _ code: AuthorizationCodeRecord, now: Int64) async throws {
+        let claims = try code.claims.map(jsonText)
         try await database.withDatabase { db in
             try await db.raw("""
-                INSERT INTO authorization_codes (code_hash, client_id, user_id, redirect_uri, scope, nonce, code_challenge,
+                INSERT INTO authorization_codes (code_hash, client_id, user_id, redirect_uri, scope, claims, nonce, code_challenge,
                     auth_time, amr, sid, created_at, expires_at)
                 VALUES (\(bind: codeHash), \(bind: code.clientID), \(bind: code.userID), \(bind: code.redirectURI),
-                    \(bind: code.scope.description), \(bind: code.nonce), \(bind: code.codeChallenge), \(bind: code.authTime),
+                    \(bind: code.scope.description), \(bind: claims), \(bind: code.nonce), \(bind: code.codeChallenge), \(bind: code.authTime),
                     \(bind: code.amr.joined(separator: " ")), \(bind: code.sid), \(bind: now), \(bind: code.expiresAt))
                 """).run()
         }
@@ -63,7 +64,7 @@ extension SQLStore: GrantStore {
             guard let row = try await db.raw("SELECT * FROM authorization_codes WHERE code_hash = \(bind: codeHash)").first() else { return nil }
             return AuthorizationCodeRecord(
                 clientID: try row.string("client_id"), userID: try row.string("user_id"), redirectURI: try row.string("redirect_uri"),
-                scope: ScopeSet(parsing: try row.string("scope")), nonce: try row.optionalString("nonce"),
+                scope: ScopeSet(parsing: try row.string("scope")), claims: try Self.claims(row), nonce: try row.optionalString("nonce"),
                 codeChallenge: try row.optionalString("code_challenge"), authTime: try row.int("auth_time"),
                 amr: try row.string("amr").split(separator: " ").map(String.init), sid: try row.string("sid"),
                 expiresAt: try row.int("expires_at"), redeemedAt: try row.optionalInt("redeemed_at"),
@@ -98,9 +99,10 @@ extension SQLStore: GrantStore {
     }
 
     static func insertGrant(_ grant: Grant, refreshToken: RefreshTokenRecord?, on db: any SQLDatabase) async throws {
+        let claims = try grant.claims.map(jsonText)
         try await db.raw("""
-            INSERT INTO grants (id, client_id, user_id, scope, auth_time, amr, sid, created_at, expires_at)
-            VALUES (\(bind: grant.id), \(bind: grant.clientID), \(bind: grant.userID), \(bind: grant.scope.description),
+            INSERT INTO grants (id, client_id, user_id, scope, claims, auth_time, amr, sid, created_at, expires_at)
+            VALUES (\(bind: grant.id), \(bind: grant.clientID), \(bind: grant.userID), \(bind: grant.scope.description), \(bind: claims),
                 \(bind: grant.authTime), \(bind: grant.amr.joined(separator: " ")), \(bind: grant.sid),
                 \(bind: grant.createdAt), \(bind: grant.expiresAt))
             """).run()
@@ -157,10 +159,14 @@ extension SQLStore: GrantStore {
     static func grant(id: String, on db: any SQLDatabase) async throws -> Grant? {
         guard let row = try await db.raw("SELECT * FROM grants WHERE id = \(bind: id)").first() else { return nil }
         return Grant(id: try row.string("id"), clientID: try row.string("client_id"), userID: try row.optionalString("user_id"),
-                     scope: ScopeSet(parsing: try row.string("scope")), authTime: try row.optionalInt("auth_time"),
+                     scope: ScopeSet(parsing: try row.string("scope")), claims: try claims(row), authTime: try row.optionalInt("auth_time"),
                      amr: (try row.optionalString("amr") ?? "").split(separator: " ").map(String.init),
                      sid: try row.optionalString("sid"), createdAt: try row.int("created_at"),
                      expiresAt: try row.int("expires_at"), revokedAt: try row.optionalInt("revoked_at"))
+    }
+
+    static func claims(_ row: any SQLRow) throws -> ClaimsRequest? {
+        try row.optionalString("claims").map { try JSONDecoder().decode(ClaimsRequest.self, from: Data($0.utf8)) }
     }
 
     public func revokeGrant(id: String, now: Int64) async throws {

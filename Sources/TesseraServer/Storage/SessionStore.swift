@@ -22,6 +22,17 @@ public protocol InteractionStore: Sendable {
 public protocol ConsentStore: Sendable {
     func consentedScopes(userID: String, clientID: String) async throws -> ScopeSet
     func recordConsent(userID: String, clientID: String, scopes: ScopeSet, now: Int64) async throws
+    /// Every consent a user gave, newest first.
+    func consents(userID: String) async throws -> [Consent]
+    /// Withdraws a consent and revokes every grant (so every refresh token) the user gave that client.
+    func revokeConsent(userID: String, clientID: String, now: Int64) async throws
+}
+
+/// What a user allowed a client.
+public struct Consent: Sendable, Equatable {
+    public var clientID: String
+    public var scopes: ScopeSet
+    public var grantedAt: Int64
 }
 
 extension SQLStore: SessionStore, InteractionStore, ConsentStore {
@@ -85,6 +96,26 @@ extension SQLStore: SessionStore, InteractionStore, ConsentStore {
         try await database.withDatabase { db in
             let row = try await db.raw("SELECT scope FROM consents WHERE user_id = \(bind: userID) AND client_id = \(bind: clientID)").first()
             return ScopeSet(parsing: try row?.string("scope"))
+        }
+    }
+
+    public func consents(userID: String) async throws -> [Consent] {
+        try await database.withDatabase { db in
+            try await db.raw("SELECT client_id, scope, granted_at FROM consents WHERE user_id = \(bind: userID) ORDER BY granted_at DESC, client_id")
+                .all().map { row in
+                    Consent(clientID: try row.string("client_id"), scopes: ScopeSet(parsing: try row.string("scope")),
+                            grantedAt: try row.int("granted_at"))
+                }
+        }
+    }
+
+    public func revokeConsent(userID: String, clientID: String, now: Int64) async throws {
+        try await database.transaction { db in
+            try await db.raw("DELETE FROM consents WHERE user_id = \(bind: userID) AND client_id = \(bind: clientID)").run()
+            let grants = try await db.raw("""
+                SELECT id FROM grants WHERE user_id = \(bind: userID) AND client_id = \(bind: clientID) AND revoked_at IS NULL
+                """).all()
+            for row in grants { try await SQLStore.revokeGrant(id: try row.string("id"), now: now, on: db) }
         }
     }
 

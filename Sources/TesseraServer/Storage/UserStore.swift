@@ -8,6 +8,8 @@ public protocol UserStore: Sendable {
     func user(email: String) async throws -> User?
     func insert(_ user: User) async throws
     func updatePasswordHash(userID: String, hash: String, now: Int64) async throws
+    /// Replaces the user's profile (already validated).
+    func updateProfile(userID: String, profile: [String: JSONValue], now: Int64) async throws
 }
 
 extension SQLStore: UserStore {
@@ -29,9 +31,8 @@ extension SQLStore: UserStore {
         do {
             try await database.withDatabase { db in
                 try await db.raw("""
-                    INSERT INTO users (id, email, email_verified, name, password_hash, profile, created_at, updated_at)
-                    VALUES (\(bind: user.id), \(bind: user.email.lowercased()), \(bind: user.emailVerified), \(bind: user.name),
-                        \(bind: user.passwordHash), \(bind: profile), \(bind: user.createdAt), \(bind: user.updatedAt))
+                    INSERT INTO users (id, email, email_verified, password_hash, profile, created_at, updated_at)
+                    VALUES (\(bind: user.id), \(bind: user.email.lowercased()), \(bind: user.emailVerified), \(bind: user.passwordHash), \(bind: profile), \(bind: user.createdAt), \(bind: user.updatedAt))
                     """).run()
             }
         } catch where isUniqueViolation(error) {
@@ -45,9 +46,16 @@ extension SQLStore: UserStore {
         }
     }
 
+    public func updateProfile(userID: String, profile: [String: JSONValue], now: Int64) async throws {
+        let text = try jsonText(profile)
+        try await database.withDatabase { db in
+            try await db.raw("UPDATE users SET profile = \(bind: text), updated_at = \(bind: now) WHERE id = \(bind: userID)").run()
+        }
+    }
+
     static func user(_ row: any SQLRow) throws -> User {
         User(id: try row.string("id"), email: try row.string("email"), emailVerified: try row.bool("email_verified"),
-             name: try row.optionalString("name"), passwordHash: try row.optionalString("password_hash"),
+             passwordHash: try row.optionalString("password_hash"),
              profile: try row.json("profile", as: [String: JSONValue].self),
              createdAt: try row.int("created_at"), updatedAt: try row.int("updated_at"))
     }

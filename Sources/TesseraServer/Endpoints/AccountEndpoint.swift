@@ -1,0 +1,84 @@
+import Foundation
+import Hummingbird
+import TesseraCore
+
+/// The user's own page at the provider: which apps they allowed to see what, and a
+/// button to take each permission back (which also ends that app's refresh tokens).
+struct AccountEndpoint {
+    let provider: Provider
+
+    func register(on router: Router<TesseraRequestContext>) {
+        router.get("/account") { request, _ in try await account(request) }
+        router.post("/account/login") { request, context in try await login(request, context) }
+        router.post("/account/consents/revoke") { request, _ in try await revoke(request) }
+    }
+
+    func language(_ request: Request) -> PageLanguage {
+        PageLanguage.negotiate(uiLocales: request.queryParameters["ui_locales"].map { [$0] } ?? [],
+                               acceptLanguage: request.headers[.acceptLanguage])
+    }
+
+    func account(_ request: Request, message: String? = nil) async throws -> Response {
+        let language = language(request)
+        let (csrf, cookie) = CSRF.token(for: request, secure: provider.configuration.secureCookies)
+        guard let session = try await BrowserSessions(provider: provider).current(request),
+              let user = try await provider.store.user(id: session.userID) else {
+            var response = Responses.html(provider.pages.login(language: language, action: "/account/login", clientName: nil,
+                                                               interaction: nil, csrf: csrf, email: nil, message: message),
+                                          status: message == nil ? .ok : .unauthorized)
+            if let cookie { response.setCookie(cookie) }
+            return response
+        }
+        var apps: [AccountPageApp] = []
+        for consent in try await provider.store.consents(userID: user.id) {
+            let name = try await provider.store.client(id: consent.clientID)?.name ?? consent.clientID
+            apps.append(AccountPageApp(clientID: consent.clientID, name: name,
+                                       scopes: consent.scopes.values.map(language.describe(scope:))))
+        }
+        var response = Responses.html(provider.pages.account(language: language, email: user.email, apps: apps, csrf: csrf))
+        if let cookie { response.setCookie(cookie) }
+        return response
+    }
+
+    func login(_ request: Request, _ context: TesseraRequestContext) async throws -> Response {
+        var request = request
+        let form = try await request.formParameters()
+        let language = language(request)
+        guard CSRF.isValid(form["csrf_token"], request: request) else {
+            return Responses.html(provider.pages.error(language: language, error: OAuthError(.invalidRequest),
+                                                       intro: language.text(.sessionExpired)), status: .badRequest)
+        }
+        switch try await provider.passwordSignIn.signIn(email: form["email"] ?? "", password: form["password"] ?? "",
+                                                        clientAddress: context.remoteAddress) {
+        case .success(let user):
+            let (_, cookie) = try await BrowserSessions(provider: provider).create(userID: user.id, amr: ["pwd"])
+            var response = Responses.redirect("/account", status: .seeOther)
+            response.setCookie(cookie)
+            return response
+        case .failure(let failure):
+            var response = try await account(request, message: language.text(failure == .throttled ? .throttled : .badCredentials))
+            if failure == .throttled { response.status = .tooManyRequests }
+            return response
+        }
+    }
+
+    func revoke(_ request: Request) async throws -> Response {
+        var request = request
+        let form = try await request.formParameters()
+        guard CSRF.isValid(form["csrf_token"], request: request),
+              let session = try await BrowserSessions(provider: provider).current(request), let clientID = form["client_id"] else {
+            let language = language(request)
+            return Responses.html(provider.pages.error(language: language, error: OAuthError(.invalidRequest),
+                                                       intro: language.text(.sessionExpired)), status: .badRequest)
+        }
+        try await provider.store.revokeConsent(userID: session.userID, clientID: clientID, now: provider.clock.now())
+        return Responses.redirect("/account", status: .seeOther)
+    }
+}
+
+/// One app on the account page.
+struct AccountPageApp {
+    var clientID: String
+    var name: String
+    var scopes: [String]
+}
