@@ -99,3 +99,33 @@ struct RegistrationTests {
         }
     }
 }
+
+@Suite("Redirect URI matching")
+struct RedirectURITests {
+    func client(_ uris: [String], isPublic: Bool) -> Client {
+        Client(id: "c", name: "c", authMethod: isPublic ? .none : .clientSecretBasic, redirectURIs: uris, grantTypes: [],
+               scopes: ScopeSet([]), createdAt: 0)
+    }
+
+    @Test("redirect URIs match exactly: no prefix, no case folding, no extra query")
+    func exact() {
+        let web = client(["https://app.example.com/cb"], isPublic: false)
+        #expect(web.accepts(redirectURI: "https://app.example.com/cb"))
+        for other in ["https://app.example.com/cb/", "https://app.example.com/cb?x=1", "https://APP.example.com/cb",
+                      "https://app.example.com/cbx", "https://app.example.com:443/cb"] {
+            #expect(!web.accepts(redirectURI: other), "\(other)")
+        }
+    }
+
+    @Test("a public client's loopback redirect accepts any port, and nothing else loosens (RFC 8252 §7.3)")
+    func loopback() {
+        let native = client(["http://127.0.0.1/callback", "http://[::1]/cb"], isPublic: true)
+        #expect(native.accepts(redirectURI: "http://127.0.0.1:53127/callback"))
+        #expect(native.accepts(redirectURI: "http://[::1]:4000/cb"))
+        #expect(!native.accepts(redirectURI: "http://127.0.0.1:53127/other"))
+        #expect(!native.accepts(redirectURI: "http://localhost:53127/callback"))
+        #expect(!native.accepts(redirectURI: "https://127.0.0.1:53127/callback"))
+        let confidential = client(["http://127.0.0.1/callback"], isPublic: false)
+        #expect(!confidential.accepts(redirectURI: "http://127.0.0.1:53127/callback"))
+    }
+}

@@ -1,3 +1,4 @@
+import Foundation
 import TesseraCore
 
 /// How a client authenticates at the token, introspection and revocation endpoints
@@ -37,6 +38,22 @@ public struct Client: Sendable, Equatable {
     public var createdAt: Int64
 
     public var isPublic: Bool { authMethod == .none }
+
+    /// Whether `uri` is one of the client's redirect URIs: compared as exact strings, except
+    /// that a public client's loopback IP redirect matches on any port, since a native app
+    /// listens on whatever port the OS gives it (RFC 8252 §7.3, RFC 9700 §4.1.1).
+    public func accepts(redirectURI uri: String) -> Bool {
+        if redirectURIs.contains(uri) { return true }
+        guard isPublic, let candidate = URLComponents(string: uri), candidate.scheme == "http",
+              let host = candidate.host, ["127.0.0.1", "[::1]", "::1"].contains(host), candidate.port != nil else { return false }
+        return redirectURIs.contains { registered in
+            guard var expected = URLComponents(string: registered), expected.scheme == "http", expected.host == host else { return false }
+            var actual = candidate
+            expected.port = nil
+            actual.port = nil
+            return expected.string == actual.string
+        }
+    }
 
     public init(id: String, name: String, secretHash: String? = nil, authMethod: ClientAuthMethod,
                 redirectURIs: [String], postLogoutRedirectURIs: [String] = [], grantTypes: [String],

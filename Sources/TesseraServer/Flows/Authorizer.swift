@@ -40,7 +40,7 @@ public struct Authorizer: Sendable {
         guard let redirectURI = parameters["redirect_uri"] else {
             return .failure(.page(OAuthError.invalidRequest("The redirect_uri parameter is missing.")))
         }
-        guard client.redirectURIs.contains(redirectURI) else {
+        guard client.accepts(redirectURI: redirectURI) else {
             return .failure(.page(OAuthError.invalidRequest("The redirect_uri is not registered for this client.",
                                                             detail: "unregistered redirect_uri \(redirectURI)")))
         }
@@ -254,7 +254,7 @@ public struct Authorizer: Sendable {
         guard let text = try await interactions.interaction(idHash: tokenHash(interaction), now: clock.now()),
               let request = try? JSONDecoder().decode(AuthorizationRequest.self, from: Data(text.utf8)),
               let client = try await clients.client(id: request.clientID),
-              client.redirectURIs.contains(request.redirectURI) else { return nil }
+              client.accepts(redirectURI: request.redirectURI) else { return nil }
         return (request, client)
     }
 
