@@ -123,7 +123,7 @@ public enum ScopeCatalogue {
                         en: "Last name, first name, middle name", ru: "Фамилия, Имя, Отчество"),
         ScopeDefinition("birthdate", ["birthdate"], en: "Date of birth", ru: "Дата рождения"),
         ScopeDefinition("maindoc", ["identification"], sensitive: true,
-                        en: "Passport details: series, number, issuing authority, date of issue, code",
+                        en: "Passport details: series, number, issuing authority, date of issue, division code",
                         ru: "Паспортные данные: серия, номер, кем и когда выдан, код подразделения"),
         ScopeDefinition("inn", ["inn"], sensitive: true, en: "Taxpayer number (INN)", ru: "ИНН"),
         ScopeDefinition("snils", ["snils"], sensitive: true, en: "Insurance number (SNILS)", ru: "СНИЛС"),
@@ -134,7 +134,7 @@ public enum ScopeCatalogue {
         ScopeDefinition("international_passport", ["international_passport"], sensitive: true,
                         en: "International passport details", ru: "Данные заграничного паспорта"),
         ScopeDefinition("priority_doc", ["priority_doc"], sensitive: true,
-                        en: "Details of your identity document", ru: "Данные документа, удостоверяющего личность"),
+                        en: "Identity document: type, series, number, issuing authority, date of issue", ru: "Данные документа, удостоверяющего личность"),
         ScopeDefinition("citizenship", ["citizenship"], sensitive: true, en: "Citizenship", ru: "Гражданство"),
         ScopeDefinition("place_of_birth", ["place_of_birth"], sensitive: true, en: "Place of birth", ru: "Место рождения"),
         ScopeDefinition("address_reg", ["address_reg"], sensitive: true, en: "Registered address", ru: "Адрес регистрации"),
@@ -143,7 +143,7 @@ public enum ScopeCatalogue {
                         en: "Address where you actually live", ru: "Адрес места жительства"),
         ScopeDefinition("delivery_address", ["delivery_address"], sensitive: true, en: "Delivery address", ru: "Адрес для доставки"),
         ScopeDefinition("is_company_employee", ["is_company_employee"],
-                        en: "Whether you are an employee of the company", ru: "Признак сотрудника компании"),
+                        en: "Whether you work for the company that runs this service", ru: "Признак сотрудника компании"),
         ScopeDefinition("sts", ["sts"], sensitive: true, en: "Vehicle registration certificate (STS) number", ru: "Номер СТС"),
         ScopeDefinition("is_self_employed", ["is_self_employed"], en: "Whether you are self-employed", ru: "Признак самозанятого"),
         ScopeDefinition("previous_maindoc", ["previous_identification"], sensitive: true,
@@ -156,7 +156,7 @@ public enum ScopeCatalogue {
         ScopeDefinition("marital_status", ["marital_status"], en: "Marital status", ru: "Семейное положение"),
         ScopeDefinition("proposition", ["proposition"], en: "Information for personalised offers",
                         ru: "Сведения для формирования рекламных предложений"),
-        ScopeDefinition("salary_status", ["salary_status"], en: "Whether you are a salary-project client",
+        ScopeDefinition("salary_status", ["salary_status"], en: "Whether you are paid your salary through this bank (payroll client)",
                         ru: "Признак зарплатного клиента"),
     ]
 
@@ -164,6 +164,11 @@ public enum ScopeCatalogue {
     static let claimsByName: [String: ClaimDefinition] = Dictionary(uniqueKeysWithValues: claims.map { ($0.name, $0) })
 
     public static func definition(_ scope: String) -> ScopeDefinition? { scopesByName[scope] }
+
+    static let positions: [String: Int] = Dictionary(uniqueKeysWithValues: all.enumerated().map { ($1.name, $0) })
+
+    /// A scope's place in the table, for listing scopes in a stable order; unknown scopes go last.
+    public static func order(_ scope: String) -> Int { positions[scope] ?? all.count }
     public static func claim(_ name: String) -> ClaimDefinition? { claimsByName[name] }
 
     /// Every claim any scope can release, in table order.

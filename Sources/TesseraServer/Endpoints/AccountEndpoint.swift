@@ -32,8 +32,12 @@ struct AccountEndpoint {
         var apps: [AccountPageApp] = []
         for consent in try await provider.store.consents(userID: user.id) {
             let name = try await provider.store.client(id: consent.clientID)?.name ?? consent.clientID
-            apps.append(AccountPageApp(clientID: consent.clientID, name: name,
-                                       scopes: consent.scopes.values.map(language.describe(scope:))))
+            let ordered = consent.scopes.values.sorted { ScopeCatalogue.order($0) < ScopeCatalogue.order($1) }
+            apps.append(AccountPageApp(clientID: consent.clientID, name: name, scopes: ordered.map { scope in
+                var item: [String: Any] = ["text": language.describe(scope: scope)]
+                if ScopeCatalogue.definition(scope)?.sensitive == true { item["sensitive"] = language.text(.scopeSensitive) }
+                return item
+            }))
         }
         var response = Responses.html(provider.pages.account(language: language, email: user.email, apps: apps, csrf: csrf))
         if let cookie { response.setCookie(cookie) }
@@ -80,5 +84,6 @@ struct AccountEndpoint {
 struct AccountPageApp {
     var clientID: String
     var name: String
-    var scopes: [String]
+    /// `text` and, for sensitive scopes, `sensitive` (the tag).
+    var scopes: [[String: Any]]
 }

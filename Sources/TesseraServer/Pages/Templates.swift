@@ -76,7 +76,7 @@ enum Templates {
     <section class="app">
     <h3>{{name}}</h3>
     <ul class="scopes">
-    {{#scopes}}<li>{{.}}</li>
+    {{#scopes}}<li>{{text}}{{#sensitive}} <span class="tag">{{sensitive}}</span>{{/sensitive}}</li>
     {{/scopes}}
     </ul>
     <form method="post" action="/account/consents/revoke">
