@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "tessera", targets: ["tessera"]),
         .library(name: "TesseraCore", targets: ["TesseraCore"]),
         .library(name: "TesseraServer", targets: ["TesseraServer"]),
+        .library(name: "TesseraAuth", targets: ["TesseraAuth"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
@@ -41,10 +42,19 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The SDK for apps: Foundation + swift-crypto only, so it compiles for iOS and macOS too.
+        .target(
+            name: "TesseraAuth",
+            dependencies: [
+                "TesseraCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .executableTarget(
             name: "tessera",
             dependencies: [
                 "TesseraServer",
+                "TesseraAuth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -54,6 +64,15 @@ let package = Package(
             dependencies: [
                 "TesseraServer",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+        .testTarget(
+            name: "TesseraAuthTests",
+            dependencies: [
+                "TesseraAuth",
+                "TesseraServer",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
     ],

@@ -9,7 +9,7 @@ struct Tessera: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tessera",
         abstract: "Tessera: a self-hosted OpenID Connect provider.",
-        subcommands: [Serve.self, Clients.self, Users.self, Keys.self])
+        subcommands: [Serve.self, Clients.self, Users.self, Keys.self, Login.self])
 }
 
 /// Options every command shares: where the data is.

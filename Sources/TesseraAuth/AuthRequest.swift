@@ -1,0 +1,217 @@
+import Foundation
+import TesseraCore
+
+/// An OpenID Connect authorization request (OpenID Connect Core §3.1.2.1, RFC 6749 §4.1.1)
+/// with PKCE (RFC 7636): what the app sends the user's browser to the provider with.
+///
+/// It mirrors Sber ID's `SIDAuthRequest` (`scope`, `state`, `nonce`, `redirectUri`,
+/// `codeChallenge`, `codeChallengeMethod`, `ssoBaseUrl`) and AppAuth's
+/// `OIDAuthorizationRequest`. By default `state`, `nonce` and the PKCE verifier are generated,
+/// so the shortest correct request is:
+///
+/// ```swift
+/// let request = AuthRequest(clientId: "my-app", redirectUri: "com.example.app:/callback")
+/// let url = try await client.authorizationURL(for: request)
+/// ```
+///
+/// Keep the request (it is `Codable`) until the redirect comes back: ``AuthResponse`` checks
+/// the answer against it, and the code exchange needs its ``codeVerifier``.
+public struct AuthRequest: Sendable, Equatable, Codable {
+    /// The only PKCE method the SDK uses: `S256` (RFC 7636 §4.2). `plain` is never sent.
+    public static let challengeMethod = "S256"
+    /// The default scopes: an ID token, the profile and email claims and a refresh token.
+    public static let defaultScope = "openid profile email offline_access"
+
+    /// `client_id` (RFC 6749 §2.2).
+    public var clientId: String
+    /// `scope`, space-separated (RFC 6749 §3.3). OpenID Connect requests contain `openid`.
+    public var scope: String
+    /// `state`: an unguessable value bound to this request, checked on the redirect (RFC 6749 §10.12).
+    public var state: String
+    /// `nonce`: bound into the ID token and checked there (OpenID Connect Core §3.1.2.1, §15.5.2).
+    public var nonce: String?
+    /// `redirect_uri`: where the provider sends the answer; registered with the client.
+    public var redirectUri: String
+    /// `code_challenge` (RFC 7636 §4.2).
+    public var codeChallenge: String?
+    /// `code_challenge_method`: ``challengeMethod`` when ``codeChallenge`` is set.
+    public var codeChallengeMethod: String?
+    /// The PKCE `code_verifier` (RFC 7636 §4.1). Never sent in the authorization request; the
+    /// code exchange sends it. `nil` when the app made the challenge itself and keeps the verifier.
+    public var codeVerifier: String?
+    /// Seamless sign-in (seed 000): the scheme and host a deep link named (see
+    /// ``AuthUtils/getSSOUrlStringFrom(_:parameterNames:)``). When set, the authorization
+    /// request goes to the provider's authorization path on this base instead of the
+    /// discovered endpoint; the base must be a host the app trusts.
+    public var ssoBaseUrl: String?
+    /// `response_mode` (OAuth 2.0 Multiple Response Type Encoding Practices §2.1): `nil` for the
+    /// default `query`, or `fragment`. Apps can't receive `form_post`.
+    public var responseMode: String?
+    /// `prompt` (OpenID Connect Core §3.1.2.1): `none`, `login`, `consent`, `select_account`.
+    public var prompt: String?
+    /// `login_hint`: the email to prefill on the login page.
+    public var loginHint: String?
+    /// `ui_locales`: preferred page languages, e.g. `"ru en"`.
+    public var uiLocales: String?
+    /// `max_age` in seconds: the longest time since the user last authenticated.
+    public var maxAge: Int?
+    /// `claims` (OpenID Connect Core §5.5): individual claims asked for.
+    public var claims: ClaimsRequest?
+    /// Any other parameter, sent as is. Standard parameters set above win over a duplicate here.
+    public var additionalParameters: [String: String]
+
+    /// A request with fresh `state`, `nonce` and PKCE verifier (S256).
+    public init(clientId: String, scope: String = AuthRequest.defaultScope, redirectUri: String,
+                state: String = AuthUtils.generateState(), nonce: String? = AuthUtils.generateNonce(),
+                codeVerifier: String = AuthUtils.createVerifier(), ssoBaseUrl: String? = nil,
+                additionalParameters: [String: String] = [:]) {
+        self.clientId = clientId
+        self.scope = scope
+        self.redirectUri = redirectUri
+        self.state = state
+        self.nonce = nonce
+        self.codeVerifier = codeVerifier
+        self.codeChallenge = AuthUtils.createChallenge(codeVerifier)
+        self.codeChallengeMethod = Self.challengeMethod
+        self.ssoBaseUrl = ssoBaseUrl
+        self.additionalParameters = additionalParameters
+    }
+
+    /// Seed-style initialiser (Sber ID's `SIDAuthRequest(clientId:scope:state:nonce:ssoBaseUrl:redirectUri:codeChallenge:codeChallengeMethod:)`):
+    /// every value chosen by the app. Pass ``codeVerifier`` too if the SDK should redeem the code.
+    public init(clientId: String, scope: String, state: String, nonce: String?, ssoBaseUrl: String? = nil, redirectUri: String,
+                codeChallenge: String?, codeChallengeMethod: String?, codeVerifier: String? = nil) {
+        self.clientId = clientId
+        self.scope = scope
+        self.state = state
+        self.nonce = nonce
+        self.ssoBaseUrl = ssoBaseUrl
+        self.redirectUri = redirectUri
+        self.codeChallenge = codeChallenge
+        self.codeChallengeMethod = codeChallengeMethod
+        self.codeVerifier = codeVerifier
+        self.additionalParameters = [:]
+    }
+
+    /// The query parameters of the request, in a stable order (RFC 6749 §4.1.1, OpenID Connect Core §3.1.2.1).
+    public var parameters: [(name: String, value: String)] {
+        var pairs: [(String, String)] = [
+            ("response_type", "code"), ("client_id", clientId), ("redirect_uri", redirectUri), ("scope", scope), ("state", state),
+        ]
+        if let nonce { pairs.append(("nonce", nonce)) }
+        if let codeChallenge {
+            pairs.append(("code_challenge", codeChallenge))
+            pairs.append(("code_challenge_method", codeChallengeMethod ?? Self.challengeMethod))
+        }
+        if let responseMode { pairs.append(("response_mode", responseMode)) }
+        if let prompt { pairs.append(("prompt", prompt)) }
+        if let loginHint { pairs.append(("login_hint", loginHint)) }
+        if let uiLocales { pairs.append(("ui_locales", uiLocales)) }
+        if let maxAge { pairs.append(("max_age", String(maxAge))) }
+        if let claims, let data = try? CanonicalJSON.encode(claims) { pairs.append(("claims", String(decoding: data, as: UTF8.self))) }
+        let standard = Set(pairs.map(\.0))
+        for (name, value) in additionalParameters.sorted(by: { $0.key < $1.key }) where !standard.contains(name) {
+            pairs.append((name, value))
+        }
+        return pairs.map { (name: $0.0, value: $0.1) }
+    }
+
+    /// The authorization URL: `endpoint` with the request's parameters added to its query.
+    ///
+    /// Refuses an endpoint that isn't `https` (or `http` on a loopback address, for development)
+    /// and a PKCE method other than S256 (RFC 9700 §2.1.1).
+    public func authorizationURL(endpoint: URL) throws -> URL {
+        try Self.checkEndpoint(endpoint, name: "authorization endpoint")
+        if let codeChallengeMethod, codeChallengeMethod != Self.challengeMethod {
+            throw AuthError(.configuration, "code_challenge_method must be S256 (RFC 7636 §4.2); got \(codeChallengeMethod)")
+        }
+        guard let url = FormEncoding.appending(parameters.map { ($0.name, $0.value) }, to: endpoint) else {
+            throw AuthError(.configuration, "cannot add parameters to \(endpoint)")
+        }
+        return url
+    }
+
+    /// The authorization URL from discovery: the provider's `authorization_endpoint`, or, when
+    /// ``ssoBaseUrl`` is set, that endpoint's path on the SSO base.
+    ///
+    /// A deep link can carry any URL, so an SSO base is used only when its host is the issuer's
+    /// or one of `trustedSSOHosts`; otherwise this throws rather than send the user to a page
+    /// that could phish their password.
+    public func authorizationURL(metadata: ProviderMetadata, trustedSSOHosts: Set<String> = []) throws -> URL {
+        guard let endpoint = URL(string: metadata.authorizationEndpoint) else {
+            throw AuthError(.discovery, "authorization_endpoint '\(metadata.authorizationEndpoint)' is not a URL")
+        }
+        guard let ssoBaseUrl, !ssoBaseUrl.isEmpty else { return try authorizationURL(endpoint: endpoint) }
+        guard let base = URLComponents(string: ssoBaseUrl), let host = base.host?.lowercased(), base.scheme != nil else {
+            throw AuthError(.configuration, "ssoBaseUrl '\(ssoBaseUrl)' is not an absolute URL")
+        }
+        let issuerHost = URL(string: metadata.issuer)?.host?.lowercased()
+        guard host == issuerHost || trustedSSOHosts.contains(where: { $0.lowercased() == host }) else {
+            throw AuthError(.configuration, "ssoBaseUrl host '\(host)' is neither the issuer's nor a trusted SSO host")
+        }
+        guard var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false) else {
+            throw AuthError(.discovery, "authorization_endpoint '\(endpoint)' is not a URL")
+        }
+        components.scheme = base.scheme
+        components.host = base.host
+        components.port = base.port
+        var prefix = base.percentEncodedPath
+        while prefix.hasSuffix("/") { prefix.removeLast() }
+        components.percentEncodedPath = prefix + components.percentEncodedPath
+        guard let url = components.url else { throw AuthError(.configuration, "cannot combine ssoBaseUrl with \(endpoint)") }
+        return try authorizationURL(endpoint: url)
+    }
+
+    static func checkEndpoint(_ url: URL, name: String) throws {
+        let scheme = url.scheme?.lowercased()
+        guard scheme == "https" || (scheme == "http" && AuthUtils.isLoopback(host: url.host)) else {
+            throw AuthError(.configuration, "the \(name) \(url) must use https (http only on a loopback address)")
+        }
+    }
+}
+
+/// Helpers with the names of the seeds' `SIDUtils` / `SBKUtils`: PKCE values, random
+/// `state` and `nonce`, and the SSO base URL of a seamless sign-in deep link.
+public enum AuthUtils {
+    /// A new PKCE `code_verifier`: 32 random bytes, base64url, 43 characters (RFC 7636 §4.1).
+    public static func createVerifier() -> String { PKCE.createVerifier() }
+
+    /// The S256 `code_challenge` of a verifier: BASE64URL(SHA256(verifier)) (RFC 7636 §4.2).
+    public static func createChallenge(_ verifier: String) -> String { PKCE.createChallenge(verifier) }
+
+    /// A fresh `state`: 256 random bits, base64url, so guessing it is far below RFC 6749 §10.10's 2^-160.
+    public static func generateState() -> String { SecureRandom.token(bytes: 32) }
+
+    /// A fresh `nonce`, as unguessable as ``generateState()`` (OpenID Connect Core §15.5.2).
+    public static func generateNonce() -> String { SecureRandom.token(bytes: 32) }
+
+    /// The SSO base URL (scheme, host and port) carried by a seamless sign-in deep link, as
+    /// Sber ID's `getSSOUrlStringFrom(_:)` returns it; `nil` when the link has none.
+    ///
+    /// The value is looked for in the query (then the fragment) under `parameterNames`, in order.
+    /// Only an `https` URL (or `http` on a loopback address) is accepted; its path, query and
+    /// credentials are dropped. Pass the result as ``AuthRequest/ssoBaseUrl``.
+    public static func getSSOUrlStringFrom(_ url: URL?,
+                                           parameterNames: [String] = ["ssoBaseUrl", "sso_base_url", "sberIDRedirect"]) -> String? {
+        guard let url, let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
+        let pairs = FormEncoding.pairs(components.percentEncodedQuery ?? "") + FormEncoding.pairs(components.percentEncodedFragment ?? "")
+        for name in parameterNames {
+            guard let value = pairs.first(where: { $0.0 == name })?.1,
+                  let candidate = URLComponents(string: value), let scheme = candidate.scheme?.lowercased(),
+                  let host = candidate.host, !host.isEmpty else { continue }
+            guard scheme == "https" || (scheme == "http" && isLoopback(host: host)) else { continue }
+            var base = URLComponents()
+            base.scheme = scheme
+            base.host = host.lowercased()
+            base.port = candidate.port
+            if let string = base.string { return string }
+        }
+        return nil
+    }
+
+    /// Whether `host` is a loopback address literal or `localhost` (RFC 8252 §7.3, §8.3).
+    static func isLoopback(host: String?) -> Bool {
+        guard let host = host?.lowercased() else { return false }
+        return ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host)
+    }
+}

@@ -1,0 +1,403 @@
+import Foundation
+import TesseraCore
+
+/// The OpenID Connect client: discovery, the authorization URL, code exchange, ID-token
+/// validation, userinfo, refresh, revocation and the logout URL — every exchange with the
+/// provider, and nothing of the session (that is ``AuthState``'s).
+///
+/// Like AppAuth's `OIDAuthorizationService` it holds no user state; it caches the discovery
+/// document and the provider's keys, and is safe to share between tasks.
+///
+/// ```swift
+/// let client = OIDCClient(configuration: .init(
+///     issuer: URL(string: "https://id.example.com")!,
+///     clientId: "my-app",
+///     redirectUri: "com.example.app:/callback"))
+/// let request = client.makeRequest()
+/// let callback = try await userAgent.present(try await client.authorizationURL(for: request),
+///                                            redirectUri: request.redirectUri)
+/// let tokens = try await client.exchangeCode(from: callback, request: request)
+/// ```
+public final class OIDCClient: Sendable {
+    /// What the client needs to know about itself and its provider.
+    public struct Configuration: Sendable {
+        /// The issuer identifier; discovery is at `issuer/.well-known/openid-configuration`.
+        public var issuer: URL
+        /// The client's `client_id`.
+        public var clientId: String
+        /// The secret of a confidential client, sent with `client_secret_basic` (RFC 6749 §2.3.1).
+        /// `nil` for a public client (an app), which proves itself with PKCE only.
+        public var clientSecret: String?
+        /// The redirect URI requests use unless they name their own.
+        public var redirectUri: String
+        /// The scopes requests use unless they name their own.
+        public var scope: String
+        /// Seconds of clock difference tolerated when checking `exp` and `iat`.
+        public var clockSkew: TimeInterval
+        /// How long the discovery document is reused before it is fetched again.
+        public var discoveryLifetime: TimeInterval
+        /// Hosts an ``AuthRequest/ssoBaseUrl`` may name besides the issuer's.
+        public var trustedSSOHosts: Set<String>
+
+        /// A configuration; only the issuer, client id and redirect URI are required.
+        public init(issuer: URL, clientId: String, clientSecret: String? = nil, redirectUri: String,
+                    scope: String = AuthRequest.defaultScope, clockSkew: TimeInterval = 120, discoveryLifetime: TimeInterval = 3600,
+                    trustedSSOHosts: Set<String> = []) {
+            self.issuer = issuer
+            self.clientId = clientId
+            self.clientSecret = clientSecret
+            self.redirectUri = redirectUri
+            self.scope = scope
+            self.clockSkew = clockSkew
+            self.discoveryLifetime = discoveryLifetime
+            self.trustedSSOHosts = trustedSSOHosts
+        }
+
+        /// The issuer as a string without a trailing slash: what `iss` values must equal.
+        public var issuerIdentifier: String {
+            var value = issuer.absoluteString
+            while value.hasSuffix("/") { value.removeLast() }
+            return value
+        }
+    }
+
+    /// How `revoke` describes the token (RFC 7009 §2.1).
+    public enum TokenTypeHint: String, Sendable {
+        case accessToken = "access_token"
+        case refreshToken = "refresh_token"
+    }
+
+    /// The client's configuration.
+    public let configuration: Configuration
+    let transport: any HTTPTransport
+    let now: @Sendable () -> Date
+    private let discovery: DiscoveryCache
+    private let keys: KeyCache
+
+    /// - Parameters:
+    ///   - transport: how HTTP is sent; ``URLSessionTransport`` by default.
+    ///   - now: the clock, injectable so expiry can be tested without waiting.
+    public init(configuration: Configuration, transport: any HTTPTransport = URLSessionTransport(),
+                now: @escaping @Sendable () -> Date = { Date() }) {
+        self.configuration = configuration
+        self.transport = transport
+        self.now = now
+        discovery = DiscoveryCache()
+        keys = KeyCache()
+    }
+
+    // MARK: Discovery (OpenID Connect Discovery §4, RFC 8414 §3)
+
+    /// The provider's metadata, fetched once and reused for ``Configuration/discoveryLifetime``;
+    /// concurrent callers share one fetch. The document's `issuer` must be exactly the configured
+    /// issuer (Discovery §4.3), or this throws ``AuthError/Code/issuerMismatch``.
+    public func discover(forceRefresh: Bool = false) async throws -> ProviderMetadata {
+        try await discovery.metadata(forceRefresh: forceRefresh, now: now(), lifetime: configuration.discoveryLifetime) {
+            try await self.fetchMetadata()
+        }
+    }
+
+    private func fetchMetadata() async throws -> ProviderMetadata {
+        let issuer = configuration.issuerIdentifier
+        guard let url = URL(string: issuer + "/.well-known/openid-configuration") else {
+            throw AuthError(.configuration, "issuer '\(issuer)' is not a URL")
+        }
+        try AuthRequest.checkEndpoint(url, name: "issuer")
+        let response = try await transport.send(HTTPTransportRequest(url: url, headers: ["Accept": "application/json"]))
+        guard response.status == 200 else {
+            throw AuthError(.discovery, "discovery at \(url) answered HTTP \(response.status)", httpStatus: response.status)
+        }
+        let metadata: ProviderMetadata
+        do { metadata = try JSONDecoder().decode(ProviderMetadata.self, from: response.body) } catch {
+            throw AuthError(.discovery, "the discovery document at \(url) is not valid metadata: \(error)")
+        }
+        guard metadata.issuer == issuer else {
+            throw AuthError(.issuerMismatch, "discovery names issuer '\(metadata.issuer)', expected '\(issuer)' (OpenID Connect Discovery §4.3)")
+        }
+        return metadata
+    }
+
+    // MARK: Authorization request (RFC 6749 §4.1.1, OpenID Connect Core §3.1.2)
+
+    /// A new request with this client's id, redirect URI and scopes and fresh `state`, `nonce`
+    /// and PKCE verifier.
+    public func makeRequest(scope: String? = nil, redirectUri: String? = nil, ssoBaseUrl: String? = nil,
+                            additionalParameters: [String: String] = [:]) -> AuthRequest {
+        AuthRequest(clientId: configuration.clientId, scope: scope ?? configuration.scope,
+                    redirectUri: redirectUri ?? configuration.redirectUri, ssoBaseUrl: ssoBaseUrl,
+                    additionalParameters: additionalParameters)
+    }
+
+    /// The URL to open in the browser for `request`, from the discovered `authorization_endpoint`
+    /// (or the request's ``AuthRequest/ssoBaseUrl`` when it names a trusted host).
+    public func authorizationURL(for request: AuthRequest) async throws -> URL {
+        try request.authorizationURL(metadata: try await discover(), trustedSSOHosts: configuration.trustedSSOHosts)
+    }
+
+    /// Reads and validates the redirect for `request`: redirect URI, `iss` (required when the
+    /// provider announces RFC 9207 support), `state`, then error or code.
+    public func response(from url: URL, for request: AuthRequest) async throws -> AuthResponse {
+        let metadata = try await discover()
+        return try AuthResponse(url: url, request: request, expectedIssuer: metadata.issuer,
+                                requireIssuer: metadata.authorizationResponseIssParameterSupported == true)
+    }
+
+    /// Runs the whole browser part: opens the authorization URL with `userAgent`, validates the
+    /// redirect and redeems the code. Returns validated tokens.
+    public func authorize(_ request: AuthRequest, using userAgent: any ExternalUserAgent) async throws -> AuthorizationResult {
+        let url = try await authorizationURL(for: request)
+        let callback = try await userAgent.present(url, redirectUri: request.redirectUri)
+        return try await exchangeCode(from: callback, request: request)
+    }
+
+    // MARK: Token endpoint (RFC 6749 §4.1.3, §6)
+
+    /// Validates the redirect `url` for `request` and redeems its code.
+    public func exchangeCode(from url: URL, request: AuthRequest) async throws -> AuthorizationResult {
+        try await exchangeCode(try await response(from: url, for: request), request: request)
+    }
+
+    /// Redeems the code of a validated response with the request's PKCE verifier, then validates
+    /// the ID token against the request's nonce (OpenID Connect Core §3.1.3).
+    public func exchangeCode(_ response: AuthResponse, request: AuthRequest) async throws -> AuthorizationResult {
+        guard let code = response.authCode else {
+            if let error = response.oauthError { throw AuthError.oauth(error) }
+            throw AuthError.invalidResponse("the response has no code")
+        }
+        var parameters = [("grant_type", GrantType.authorizationCode), ("code", code), ("redirect_uri", request.redirectUri)]
+        if let verifier = request.codeVerifier { parameters.append(("code_verifier", verifier)) }
+        let receivedAt = now()
+        let token = try await tokenRequest(parameters)
+        let scope = ScopeSet(parsing: token.scope ?? request.scope)
+        var idToken: IDToken?
+        if let raw = token.idToken {
+            idToken = try await validateIDToken(raw, nonce: request.nonce, accessToken: token.accessToken)
+        } else if scope.contains("openid") {
+            throw AuthError.invalidResponse("the token response has no id_token although openid was granted (OpenID Connect Core §3.1.3.3)")
+        }
+        let tokens = TokenSet(response: token, receivedAt: receivedAt, issuer: configuration.issuerIdentifier,
+                              clientId: configuration.clientId)
+        return AuthorizationResult(tokens: tokens, idToken: idToken)
+    }
+
+    /// Exchanges a refresh token for new tokens (RFC 6749 §6), validating a new ID token against
+    /// `originalIDToken` (OpenID Connect Core §12.2).
+    ///
+    /// This sends the refresh token every time it is called. Tessera rotates refresh tokens and
+    /// treats a second use as theft (revoking the whole session), so apps should refresh through
+    /// ``AuthState``, which makes concurrent callers share one request.
+    public func refresh(_ tokens: TokenSet, scope: String? = nil) async throws -> TokenSet {
+        guard let refreshToken = tokens.refreshToken else { throw AuthError(.notSignedIn, "there is no refresh token") }
+        var parameters = [("grant_type", GrantType.refreshToken), ("refresh_token", refreshToken)]
+        if let scope { parameters.append(("scope", scope)) }
+        let receivedAt = now()
+        let response = try await tokenRequest(parameters)
+        if let raw = response.idToken {
+            let original = try tokens.idToken.map(IDToken.init(parsing:))
+            _ = try await validateIDToken(raw, nonce: nil, accessToken: response.accessToken, original: original)
+        }
+        return TokenSet(response: response, receivedAt: receivedAt, previous: tokens, issuer: configuration.issuerIdentifier,
+                        clientId: configuration.clientId)
+    }
+
+    /// Posts a form to the token endpoint with this client's authentication and decodes the answer
+    /// (RFC 6749 §5.1, errors §5.2).
+    func tokenRequest(_ parameters: [(String, String)]) async throws -> TokenResponse {
+        let metadata = try await discover()
+        let data = try await post(to: metadata.tokenEndpoint, parameters, name: "token endpoint")
+        let token: TokenResponse
+        do { token = try JSONDecoder().decode(TokenResponse.self, from: data) } catch {
+            throw AuthError.invalidResponse("the token response is not valid JSON: \(error)")
+        }
+        guard token.tokenType.lowercased() == "bearer" else {
+            throw AuthError.invalidResponse("token_type '\(token.tokenType)' is not Bearer")
+        }
+        return token
+    }
+
+    /// A form POST with client authentication: `client_secret_basic` for a confidential client,
+    /// `client_id` in the body for a public one (RFC 6749 §2.3.1, §3.2.1).
+    private func post(to endpoint: String, _ parameters: [(String, String)], name: String) async throws -> Data {
+        guard let url = URL(string: endpoint) else { throw AuthError(.discovery, "the \(name) '\(endpoint)' is not a URL") }
+        try AuthRequest.checkEndpoint(url, name: name)
+        var parameters = parameters
+        var headers = ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"]
+        if let secret = configuration.clientSecret {
+            let pair = FormEncoding.escape(configuration.clientId) + ":" + FormEncoding.escape(secret)
+            headers["Authorization"] = "Basic " + Data(pair.utf8).base64EncodedString()
+        } else {
+            parameters.append(("client_id", configuration.clientId))
+        }
+        let response = try await transport.send(HTTPTransportRequest(method: "POST", url: url, headers: headers,
+                                                                     body: Data(FormEncoding.encode(parameters).utf8)))
+        guard response.status == 200 else { throw Self.protocolError(response, name: name) }
+        return response.body
+    }
+
+    /// The error of a non-200 answer: the provider's `error` JSON when there is one (RFC 6749 §5.2).
+    static func protocolError(_ response: HTTPTransportResponse, name: String) -> AuthError {
+        if let body = try? JSONDecoder().decode([String: JSONValue].self, from: response.body),
+           let code = body["error"]?.stringValue {
+            return .oauth(OAuthError(OAuthError.Code(rawValue: code), body["error_description"]?.stringValue, status: response.status),
+                          httpStatus: response.status)
+        }
+        if let challenge = response.headers["www-authenticate"], let code = Self.bearerError(challenge) {
+            return .oauth(OAuthError(OAuthError.Code(rawValue: code), nil, status: response.status), httpStatus: response.status)
+        }
+        return .invalidResponse("the \(name) answered HTTP \(response.status)", httpStatus: response.status)
+    }
+
+    /// The `error` of a `WWW-Authenticate: Bearer ...` challenge (RFC 6750 §3).
+    static func bearerError(_ challenge: String) -> String? {
+        guard let range = challenge.range(of: "error=\"") else { return nil }
+        let rest = challenge[range.upperBound...]
+        return rest.firstIndex(of: "\"").map { String(rest[..<$0]) }
+    }
+
+    // MARK: ID token (OpenID Connect Core §3.1.3.7)
+
+    /// Validates an ID token against the provider's JWKS. When the token names a `kid` the cached
+    /// keys lack (the provider rotated its keys), the JWKS is fetched again once.
+    public func validateIDToken(_ raw: String, nonce: String?, accessToken: String? = nil, original: IDToken? = nil) async throws -> IDToken {
+        let metadata = try await discover()
+        let supported = Set((metadata.idTokenSigningAlgValuesSupported ?? ["RS256"]).compactMap(JWSAlgorithm.init(rawValue:)))
+        let validator = IDTokenValidator(issuer: metadata.issuer, clientId: configuration.clientId, allowedAlgorithms: supported,
+                                         clockSkew: configuration.clockSkew)
+        let current = try await verificationKeys(metadata, forceRefresh: false)
+        do {
+            return try validator.validate(raw, keys: current.keys, nonce: nonce, accessToken: accessToken, original: original, now: now())
+        } catch let error as AuthError where error.idTokenCheck == .unknownKey && !current.fresh {
+            let refetched = try await verificationKeys(metadata, forceRefresh: true)
+            return try validator.validate(raw, keys: refetched.keys, nonce: nonce, accessToken: accessToken, original: original, now: now())
+        }
+    }
+
+    /// The provider's signature keys; `fresh` says whether they were fetched by this call.
+    private func verificationKeys(_ metadata: ProviderMetadata, forceRefresh: Bool) async throws -> (keys: [JWSVerificationKey], fresh: Bool) {
+        try await keys.keys(forceRefresh: forceRefresh) {
+            guard let url = URL(string: metadata.jwksURI) else { throw AuthError(.discovery, "jwks_uri '\(metadata.jwksURI)' is not a URL") }
+            try AuthRequest.checkEndpoint(url, name: "jwks_uri")
+            let response = try await self.transport.send(HTTPTransportRequest(url: url, headers: ["Accept": "application/json"]))
+            guard response.status == 200 else {
+                throw AuthError.invalidResponse("the JWKS at \(url) answered HTTP \(response.status)", httpStatus: response.status)
+            }
+            let set: JWKSet
+            do { set = try JWKSet.parse(response.body) } catch {
+                throw AuthError.invalidResponse("the JWKS at \(url) is not a JWK Set")
+            }
+            // Keys for encryption, or of types the SDK can't use, are skipped rather than failing the set.
+            return set.keys.filter { $0.use == nil || $0.use == "sig" }.compactMap { try? JWSVerificationKey(jwk: $0) }
+        }
+    }
+
+    // MARK: Userinfo (OpenID Connect Core §5.3)
+
+    /// The user's claims from the userinfo endpoint. With `expectedSubject` (the ID token's `sub`)
+    /// a different `sub` throws ``AuthError/Code/userInfoInvalid`` (§5.3.2: the answer may be substituted).
+    public func userInfo(accessToken: String, expectedSubject: String? = nil) async throws -> UserInfo {
+        let metadata = try await discover()
+        guard let endpoint = metadata.userinfoEndpoint, let url = URL(string: endpoint) else {
+            throw AuthError(.discovery, "the provider has no userinfo_endpoint")
+        }
+        try AuthRequest.checkEndpoint(url, name: "userinfo endpoint")
+        let response = try await transport.send(HTTPTransportRequest(url: url, headers: ["Authorization": "Bearer \(accessToken)",
+                                                                                         "Accept": "application/json"]))
+        guard response.status == 200 else { throw Self.protocolError(response, name: "userinfo endpoint") }
+        guard let claims = try? JSONDecoder().decode([String: JSONValue].self, from: response.body) else {
+            throw AuthError.invalidResponse("the userinfo answer is not a JSON object")
+        }
+        let info = UserInfo(claims: claims)
+        guard let subject = info.subject else { throw AuthError(.userInfoInvalid, "the userinfo answer has no sub") }
+        if let expectedSubject, subject != expectedSubject {
+            throw AuthError(.userInfoInvalid, "the userinfo answer is for another user than the ID token")
+        }
+        return info
+    }
+
+    // MARK: Revocation (RFC 7009) and logout (RP-Initiated Logout 1.0)
+
+    /// Revokes a token (RFC 7009 §2.1). Revoking a refresh token at Tessera ends its whole grant,
+    /// access tokens included. An unknown token is not an error (§2.2).
+    public func revoke(_ token: String, typeHint: TokenTypeHint? = nil) async throws {
+        let metadata = try await discover()
+        guard let endpoint = metadata.revocationEndpoint else { throw AuthError(.discovery, "the provider has no revocation_endpoint") }
+        var parameters = [("token", token)]
+        if let typeHint { parameters.append(("token_type_hint", typeHint.rawValue)) }
+        _ = try await post(to: endpoint, parameters, name: "revocation endpoint")
+    }
+
+    /// The provider's logout URL (RP-Initiated Logout 1.0 §2): open it in the browser to end the
+    /// provider's session too. `idTokenHint` lets the provider log out without asking; the
+    /// post-logout redirect URI must be registered for the client.
+    public func endSessionURL(idTokenHint: String?, postLogoutRedirectUri: String? = nil, state: String? = nil,
+                              uiLocales: String? = nil) async throws -> URL {
+        let metadata = try await discover()
+        guard let endpoint = metadata.endSessionEndpoint, let url = URL(string: endpoint) else {
+            throw AuthError(.discovery, "the provider has no end_session_endpoint")
+        }
+        try AuthRequest.checkEndpoint(url, name: "end_session_endpoint")
+        var parameters: [(String, String)] = []
+        if let idTokenHint { parameters.append(("id_token_hint", idTokenHint)) }
+        parameters.append(("client_id", configuration.clientId))
+        if let postLogoutRedirectUri { parameters.append(("post_logout_redirect_uri", postLogoutRedirectUri)) }
+        if let state { parameters.append(("state", state)) }
+        if let uiLocales { parameters.append(("ui_locales", uiLocales)) }
+        guard let result = FormEncoding.appending(parameters, to: url) else { throw AuthError(.discovery, "cannot build the logout URL") }
+        return result
+    }
+}
+
+/// What a completed sign-in returns: the tokens and the validated ID token.
+public struct AuthorizationResult: Sendable, Equatable {
+    /// The tokens, ready to store.
+    public var tokens: TokenSet
+    /// The validated ID token, when `openid` was granted.
+    public var idToken: IDToken?
+
+    /// A result of `tokens` and their validated `idToken`.
+    public init(tokens: TokenSet, idToken: IDToken?) {
+        self.tokens = tokens
+        self.idToken = idToken
+    }
+
+    /// The signed-in user, from the ID token.
+    public var user: AuthUser? { AuthUser(idToken: idToken) }
+}
+
+/// The discovery document and one in-flight fetch shared by concurrent callers.
+private actor DiscoveryCache {
+    var metadata: ProviderMetadata?
+    var fetchedAt = Date.distantPast
+    var inFlight: Task<ProviderMetadata, any Error>?
+
+    func metadata(forceRefresh: Bool, now: Date, lifetime: TimeInterval,
+                  fetch: @escaping @Sendable () async throws -> ProviderMetadata) async throws -> ProviderMetadata {
+        if !forceRefresh, let metadata, now.timeIntervalSince(fetchedAt) < lifetime { return metadata }
+        if let inFlight { return try await inFlight.value }
+        let task = Task { try await fetch() }
+        inFlight = task
+        defer { inFlight = nil }
+        let fetched = try await task.value
+        metadata = fetched
+        fetchedAt = now
+        return fetched
+    }
+}
+
+/// The provider's verification keys and one in-flight JWKS fetch shared by concurrent callers.
+private actor KeyCache {
+    var cached: [JWSVerificationKey]?
+    var inFlight: Task<[JWSVerificationKey], any Error>?
+
+    func keys(forceRefresh: Bool,
+              fetch: @escaping @Sendable () async throws -> [JWSVerificationKey]) async throws -> (keys: [JWSVerificationKey], fresh: Bool) {
+        if !forceRefresh, let cached { return (cached, false) }
+        if let inFlight { return (try await inFlight.value, true) }
+        let task = Task { try await fetch() }
+        inFlight = task
+        defer { inFlight = nil }
+        let keys = try await task.value
+        cached = keys
+        return (keys, true)
+    }
+}
