@@ -1,4 +1,5 @@
 import Foundation
+import TesseraCore
 
 /// The browser, as a protocol (AppAuth's `OIDExternalUserAgent`): something that shows the
 /// provider's authorization page and hands back the URL the provider redirected to.

@@ -1,4 +1,5 @@
 import Foundation
+import TesseraCore
 
 /// Parameters of a query string or an `application/x-www-form-urlencoded` body.
 ///
@@ -18,11 +19,7 @@ public struct RequestParameters: Sendable, Equatable {
 
     /// Parses `a=1&b=2` with `+` as space and percent-decoding.
     public init(urlEncoded text: Substring) {
-        let pairs: [(String, String)] = text.split(separator: "&").map { part in
-            let kv = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            return (Self.decode(kv[0]), kv.count > 1 ? Self.decode(kv[1]) : "")
-        }
-        self.init(pairs)
+        self.init(FormEncoding.pairs(String(text)))
     }
 
     public subscript(_ name: String) -> String? { values[name] }
@@ -32,23 +29,8 @@ public struct RequestParameters: Sendable, Equatable {
         names.first { duplicates.contains($0) }
     }
 
-    static func decode(_ text: Substring) -> String {
-        let spaced = text.replacingOccurrences(of: "+", with: " ")
-        return spaced.removingPercentEncoding ?? spaced
-    }
+    static func decode(_ text: Substring) -> String { FormEncoding.decode(text) }
 
-    /// `application/x-www-form-urlencoded` serialisation (WHATWG URL §5.2).
-    public static func encode(_ pairs: [(String, String)]) -> String {
-        pairs.map { "\(formEscape($0.0))=\(formEscape($0.1))" }.joined(separator: "&")
-    }
-
-    static let formAllowed: CharacterSet = {
-        var set = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)..<Unicode.Scalar(128)))
-        set.insert(charactersIn: "*-._")
-        return set
-    }()
-
-    static func formEscape(_ value: String) -> String {
-        (value.addingPercentEncoding(withAllowedCharacters: formAllowed) ?? value).replacingOccurrences(of: "%20", with: "+")
-    }
+    /// `application/x-www-form-urlencoded` serialisation.
+    public static func encode(_ pairs: [(String, String)]) -> String { FormEncoding.encode(pairs) }
 }
