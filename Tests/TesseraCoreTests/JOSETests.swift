@@ -92,3 +92,18 @@ struct Base64URLTests {
         #expect(Base64URL.decode("a") == nil)
     }
 }
+
+@Suite("JSON serialisation")
+struct JSONSerialisationTests {
+    @Test("serialised JSON reads back as the same value and matches JSONEncoder's canonical form")
+    func roundTrip() throws {
+        let value: JSONValue = .object([
+            "iss": "https://id.example.com/path", "n": 42, "neg": -7, "ok": true, "none": .null, "pi": .double(3.25),
+            "text": "quote \" backslash \\ newline \n tab \t bell \u{07} кириллица 🙂",
+            "list": .array(["a", 1, .object(["z": 1, "a": 2])]),
+        ])
+        let data = value.serialized
+        #expect(try JSONDecoder().decode(JSONValue.self, from: data) == value)
+        #expect(data == (try CanonicalJSON.encode(value)))
+    }
+}

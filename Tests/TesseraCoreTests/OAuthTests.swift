@@ -61,3 +61,22 @@ struct OAuthErrorTests {
         #expect(code.rawValue == "slow_down")
     }
 }
+
+@Suite("Form encoding")
+struct FormEncodingTests {
+    @Test("decoding handles plus, percent escapes, UTF-8 and stray percent signs")
+    func decode() {
+        #expect(FormEncoding.decode("a+b%20c") == "a b c")
+        #expect(FormEncoding.decode("%D0%9F%D1%80%D0%B8%D0%B2%D0%B5%D1%82") == "Привет")
+        #expect(FormEncoding.decode("100%") == "100%")
+        #expect(FormEncoding.decode("%zz%4") == "%zz%4")
+        #expect(FormEncoding.decode("%2B") == "+")
+    }
+
+    @Test("encoding round-trips every character")
+    func roundTrip() {
+        let value = "a b+c&d=e/f?g#h%i кириллица 🙂 \u{01}"
+        let pairs = FormEncoding.pairs(FormEncoding.encode([("k", value), ("empty", "")]))
+        #expect(pairs.count == 2 && pairs[0].0 == "k" && pairs[0].1 == value && pairs[1].1 == "")
+    }
+}

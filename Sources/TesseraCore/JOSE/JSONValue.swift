@@ -66,3 +66,61 @@ public enum CanonicalJSON {
         try JSONDecoder().decode(type, from: data)
     }
 }
+
+extension JSONValue {
+    /// Compact JSON with sorted object keys and unescaped slashes, written directly:
+    /// every signed token goes through this, so it avoids `JSONEncoder`.
+    public var serialized: Data {
+        var output = [UInt8]()
+        output.reserveCapacity(256)
+        write(to: &output)
+        return Data(output)
+    }
+
+    func write(to output: inout [UInt8]) {
+        switch self {
+        case .string(let value): Self.write(string: value, to: &output)
+        case .int(let value): output.append(contentsOf: String(value).utf8)
+        case .double(let value): output.append(contentsOf: (value.isFinite ? String(value) : "null").utf8)
+        case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
+        case .null: output.append(contentsOf: "null".utf8)
+        case .array(let values):
+            output.append(UInt8(ascii: "["))
+            for (index, value) in values.enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                value.write(to: &output)
+            }
+            output.append(UInt8(ascii: "]"))
+        case .object(let members):
+            output.append(UInt8(ascii: "{"))
+            for (index, key) in members.keys.sorted().enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                Self.write(string: key, to: &output)
+                output.append(UInt8(ascii: ":"))
+                members[key]!.write(to: &output)
+            }
+            output.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// RFC 8259 §7: quote, backslash and control characters are escaped.
+    static func write(string: String, to output: inout [UInt8]) {
+        let hex = Array("0123456789abcdef".utf8)
+        output.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case 0x0A: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0x09: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0..<0x20:
+                output.append(contentsOf: Array("\\u00".utf8))
+                output.append(hex[Int(byte >> 4)])
+                output.append(hex[Int(byte & 15)])
+            default: output.append(byte)
+            }
+        }
+        output.append(UInt8(ascii: "\""))
+    }
+}

@@ -14,7 +14,7 @@ public struct JWT: Sendable {
     /// Signs `claims` with `key`, putting `alg`, `kid` and `typ` in the header.
     public static func sign(_ claims: [String: JSONValue], with key: JWSSigningKey, type: String = "JWT") throws -> String {
         let header: [String: JSONValue] = ["alg": .string(key.algorithm.rawValue), "kid": .string(key.kid), "typ": .string(type)]
-        let input = Base64URL.encode(try CanonicalJSON.encode(header)) + "." + Base64URL.encode(try CanonicalJSON.encode(claims))
+        let input = Base64URL.encode(JSONValue.object(header).serialized) + "." + Base64URL.encode(JSONValue.object(claims).serialized)
         let signature = try key.signature(for: Data(input.utf8))
         return input + "." + Base64URL.encode(signature)
     }

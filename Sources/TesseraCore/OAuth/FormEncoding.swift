@@ -18,9 +18,36 @@ public enum FormEncoding {
         pairs.map { escape($0.0) + "=" + escape($0.1) }.joined(separator: "&")
     }
 
+    /// Decodes one name or value: `+` is a space, `%XX` a byte; a `%` not followed by two
+    /// hex digits stays as it is. Works on bytes: every form request goes through it.
     public static func decode(_ text: Substring) -> String {
-        let spaced = text.replacingOccurrences(of: "+", with: " ")
-        return spaced.removingPercentEncoding ?? spaced
+        let input = Array(text.utf8)
+        var output = [UInt8]()
+        output.reserveCapacity(input.count)
+        var index = 0
+        while index < input.count {
+            let byte = input[index]
+            if byte == UInt8(ascii: "+") {
+                output.append(UInt8(ascii: " "))
+            } else if byte == UInt8(ascii: "%"), index + 2 < input.count,
+                      let high = hexValue(input[index + 1]), let low = hexValue(input[index + 2]) {
+                output.append(high << 4 | low)
+                index += 2
+            } else {
+                output.append(byte)
+            }
+            index += 1
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: c - 0x30
+        case 0x61...0x66: c - 0x61 + 10
+        case 0x41...0x46: c - 0x41 + 10
+        default: nil
+        }
     }
 
     /// The pairs of an encoded string, in order, duplicates kept.

@@ -6,7 +6,7 @@ import TesseraCore
 /// These values are 256-bit random, so a fast unsalted hash is enough to make a stolen
 /// database useless for replay.
 func tokenHash(_ token: String) -> String {
-    SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+    Base64URL.hex(SHA256.hash(data: Data(token.utf8)))
 }
 
 /// Salted SHA-256 for client secrets (`sha256$salt$hash`). Generated secrets are 256-bit
