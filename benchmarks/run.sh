@@ -1,0 +1,375 @@
+#!/usr/bin/env bash
+# Tessera load benchmark: see docs/performance.md.
+#
+#   bash benchmarks/run.sh              build (release), measure, print the table
+#   bash benchmarks/run.sh --profile    also profile the two token loads with perf
+#   bash benchmarks/run.sh --no-build   use the release binary already built
+#
+# Settings (environment):
+#   BENCH_DURATION=20        seconds of each measured load
+#   BENCH_WARMUP=3           seconds of warm-up before each measured load
+#   BENCH_TOKEN_CONNECTIONS=4  connections (= wrk threads) of the two token loads
+#   BENCH_GET_THREADS=1 BENCH_GET_CONNECTIONS=64   wrk shape of the discovery and JWKS loads
+#   BENCH_PROFILE_SECONDS=10 length of each profiled load (--profile)
+#   BENCH_OUT=DIR            where the wrk outputs, server log and profiles go (default: a new /tmp dir)
+#
+# Exit status: 0 when every load got only 200s, 1 when any load got another answer
+# (a broken refresh chain shows up here), 2 when setup failed. Missing a target is
+# reported in the table but is not a failure.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH_DIR="$ROOT/benchmarks"
+export BENCH_DIR
+
+DURATION=${BENCH_DURATION:-20}
+WARMUP=${BENCH_WARMUP:-3}
+TOKEN_CONNECTIONS=${BENCH_TOKEN_CONNECTIONS:-4}
+GET_THREADS=${BENCH_GET_THREADS:-1}
+GET_CONNECTIONS=${BENCH_GET_CONNECTIONS:-64}
+PROFILE_SECONDS=${BENCH_PROFILE_SECONDS:-10}
+PROFILE=0
+BUILD=1
+for arg in "$@"; do
+    case "$arg" in
+        --profile) PROFILE=1 ;;
+        --no-build) BUILD=0 ;;
+        -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        *) echo "run.sh: unknown argument $arg" >&2; exit 2 ;;
+    esac
+done
+
+say() { printf '\n== %s\n' "$*"; }
+die() { printf '\nrun.sh: FAILED: %s\n' "$*" >&2; exit 2; }
+
+# ---------------------------------------------------------------------------
+# 1. Tools and the release binary
+# ---------------------------------------------------------------------------
+need_packages=()
+command -v wrk >/dev/null || need_packages+=(wrk)
+command -v openssl >/dev/null || need_packages+=(openssl)
+command -v curl >/dev/null || need_packages+=(curl)
+command -v python3 >/dev/null || need_packages+=(python3)
+if [ "$PROFILE" = 1 ] && ! command -v perf >/dev/null; then need_packages+=(linux-perf); fi
+if [ ${#need_packages[@]} -gt 0 ]; then
+    say "installing ${need_packages[*]} (Debian)"
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_packages[@]}" >/dev/null
+fi
+
+SCRATCH="$ROOT/.build-release"
+mkdir -p "$SCRATCH"
+if [ "$BUILD" = 1 ]; then
+    say "building the release binary (swift build -c release --scratch-path .build-release)"
+    build_start=$(date +%s)
+    if ! (cd "$ROOT" && swift build -c release --product tessera --scratch-path "$SCRATCH" >"$ROOT/.build-release/bench-build.log" 2>&1); then
+        tail -n 20 "$ROOT/.build-release/bench-build.log" >&2
+        die "the release build failed (full log: .build-release/bench-build.log)"
+    fi
+    tail -n 1 "$ROOT/.build-release/bench-build.log"
+    echo "build took $(( $(date +%s) - build_start )) s"
+fi
+BIN="$(cd "$ROOT" && swift build -c release --scratch-path "$SCRATCH" --show-bin-path)/tessera"
+[ -x "$BIN" ] || die "no release binary at $BIN (run without --no-build)"
+
+OUT=${BENCH_OUT:-$(mktemp -d /tmp/tessera-bench.XXXXXX)}
+mkdir -p "$OUT"
+WORK=$(mktemp -d /tmp/tessera-bench-db.XXXXXX)
+DB="$WORK/tessera.sqlite"
+SERVER_PID=""
+
+stop_server() {
+    if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill -TERM "$SERVER_PID" 2>/dev/null || true
+        for _ in $(seq 1 100); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
+    SERVER_PID=""
+}
+cleanup() {
+    stop_server
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
+echo "cpu: $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)"
+echo "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)   (anything well above 0 means another job shares the 2 cores)"
+echo "outputs: $OUT"
+if git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
+    echo "source: commit $(git -C "$ROOT" rev-parse --short HEAD), $(git -C "$ROOT" status --porcelain -- Sources Package.swift | wc -l) uncommitted changes under Sources/ and Package.swift; binary built $(date -u -r "$BIN" +%Y-%m-%dT%H:%MZ)"
+fi
+
+# ---------------------------------------------------------------------------
+# 2. The reference: OpenSSL's RSA-2048 signing rate on one and on two cores
+# ---------------------------------------------------------------------------
+say "openssl speed rsa2048 (reference, measured now)"
+rsa_sign_rate() { awk '/^rsa 2048 bits/ {rate=$6} END {print rate}'; }
+openssl speed -seconds 3 rsa2048 >"$OUT/openssl-1core.txt" 2>/dev/null
+openssl speed -seconds 3 -multi 2 rsa2048 >"$OUT/openssl-2core.txt" 2>/dev/null
+OPENSSL_1=$(rsa_sign_rate <"$OUT/openssl-1core.txt")
+OPENSSL_2=$(rsa_sign_rate <"$OUT/openssl-2core.txt")
+[ -n "$OPENSSL_1" ] && [ -n "$OPENSSL_2" ] || die "could not read the RSA 2048 sign/s figures from openssl speed"
+echo "$(openssl version): RSA-2048 sign/s  one core $OPENSSL_1   two cores $OPENSSL_2"
+REF_NOTE=""
+if awk -v a="$OPENSSL_1" -v b="$OPENSSL_2" 'BEGIN { exit !(b < 1.7 * a) }'; then
+    REF_NOTE=" (reference disturbed)"
+    echo "WARNING: the two-core rate is less than 1.7 x the one-core rate: something else is using the cores," \
+        "so the reference (and the ratios below) are off; run again on a quiet machine."
+fi
+# OpenSSL 3 signs RSA-2048 with AVX-512 IFMA code where the CPU has it; BoringSSL (swift-crypto, which the
+# server uses) has no such code path. The rate without it shows what the same arithmetic costs here.
+OPENSSL_1_NOIFMA=""
+if grep -qw avx512ifma /proc/cpuinfo; then
+    OPENSSL_ia32cap=":~0x200000" openssl speed -seconds 3 rsa2048 >"$OUT/openssl-1core-no-ifma.txt" 2>/dev/null
+    OPENSSL_1_NOIFMA=$(rsa_sign_rate <"$OUT/openssl-1core-no-ifma.txt")
+    echo "this CPU has AVX-512 IFMA; openssl with it masked off (OPENSSL_ia32cap=:~0x200000): one core $OPENSSL_1_NOIFMA sign/s"
+fi
+
+# ---------------------------------------------------------------------------
+# 3. Start the server: ready time and idle memory
+# ---------------------------------------------------------------------------
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+ISSUER="http://127.0.0.1:$PORT"
+
+now_ns() { date +%s%N; }
+
+# Starts `tessera serve` and sets SERVER_PID and READY_MS: milliseconds from the fork
+# until /health first answers 200 (polled with curl as fast as it goes, ~ every 5 ms).
+start_server() {
+    local log="$1"
+    local start_ns; start_ns=$(now_ns)
+    "$BIN" serve --host 127.0.0.1 --port "$PORT" --database "$DB" >>"$log" 2>&1 &
+    SERVER_PID=$!
+    local deadline=$(( start_ns + 30000000000 ))
+    while :; do
+        if [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$ISSUER/health" || true)" = 200 ]; then break; fi
+        kill -0 "$SERVER_PID" 2>/dev/null || { cat "$log" >&2; die "tessera serve exited during start"; }
+        [ "$(now_ns)" -lt "$deadline" ] || die "tessera serve did not answer /health within 30 s"
+    done
+    READY_MS=$(( ($(now_ns) - start_ns) / 1000000 ))
+}
+rss_kb() { awk "/^$2:/ {print \$2}" "/proc/$1/status"; }
+
+say "starting tessera serve on an empty database (migrations + RSA key generation)"
+start_server "$OUT/server.log"
+READY_FIRST_MS=$READY_MS
+echo "first start, empty database: /health 200 after $READY_FIRST_MS ms"
+
+say "registering the benchmark clients and user with the CLI (server running, same SQLite file)"
+CC_SECRET="bench-client-credentials-secret-0123456789"
+APP_SECRET="bench-app-secret-0123456789-abcdefghijklmnop"
+REDIRECT="http://127.0.0.1:9/cb"
+CC_JSON=$("$BIN" clients add --database "$DB" --name bench --secret "$CC_SECRET" \
+    --grant-type client_credentials --scope api --json)
+CC_ID=$(printf '%s' "$CC_JSON" | python3 -c 'import json, sys; print(json.load(sys.stdin)["client_id"])')
+"$BIN" clients add --database "$DB" --name app --id app --secret "$APP_SECRET" --redirect-uri "$REDIRECT" \
+    --first-party --scope openid --scope offline_access \
+    --grant-type authorization_code --grant-type refresh_token --json >/dev/null
+printf 'password123\n' | "$BIN" users add bench@example.com --database "$DB" --password-stdin >/dev/null
+echo "client_credentials client: $CC_ID; user-flow client: app; user: bench@example.com"
+
+stop_server
+say "restarting tessera serve on the populated database"
+start_server "$OUT/server.log"
+READY_MS_SECOND=$READY_MS
+sleep 1
+IDLE_RSS_KB=$(rss_kb "$SERVER_PID" VmRSS)
+IDLE_HWM_KB=$(rss_kb "$SERVER_PID" VmHWM)
+echo "second start: /health 200 after $READY_MS_SECOND ms; 1 s later: idle VmRSS $(( IDLE_RSS_KB / 1024 )) MiB, peak so far (VmHWM) $(( IDLE_HWM_KB / 1024 )) MiB (pid $SERVER_PID)"
+
+# ---------------------------------------------------------------------------
+# 4. Endpoints from discovery, and refresh tokens through the real flow
+# ---------------------------------------------------------------------------
+DISCOVERY_URL="$ISSUER/.well-known/openid-configuration"
+curl -sf "$DISCOVERY_URL" >"$OUT/discovery.json" || die "discovery did not answer"
+read -r TOKEN_URL JWKS_URL < <(python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))
+print(m["token_endpoint"], m["jwks_uri"])' "$OUT/discovery.json")
+echo "token endpoint $TOKEN_URL; jwks_uri $JWKS_URL"
+curl -sf "$JWKS_URL" | python3 -c 'import json, sys; keys = json.load(sys.stdin)["keys"]; print("JWKS:", len(keys), "keys,", " ".join(k["alg"] for k in keys))'
+
+# Chains: one per connection for the warm-up, the measured run and (with --profile) the profiled run.
+CHAINS=$(( TOKEN_CONNECTIONS * (2 + PROFILE) ))
+say "obtaining $CHAINS refresh tokens through /authorize, /login and the code exchange"
+TOKENS_FILE="$WORK/refresh-tokens.txt"
+flow_start=$(now_ns)
+python3 "$BENCH_DIR/refresh_tokens.py" "$ISSUER" app "$APP_SECRET" "$REDIRECT" bench@example.com password123 "$CHAINS" >"$TOKENS_FILE"
+[ "$(wc -l <"$TOKENS_FILE")" -eq "$CHAINS" ] || die "expected $CHAINS refresh tokens"
+echo "got $CHAINS refresh tokens in $(( ($(now_ns) - flow_start) / 1000000 )) ms (one password login, then the session cookie)"
+
+CC_BASIC=$(printf '%s:%s' "$CC_ID" "$CC_SECRET" | base64 -w0)
+APP_BASIC=$(printf '%s:%s' app "$APP_SECRET" | base64 -w0)
+# Sanity: one client_credentials request by hand.
+curl -sf -u "$CC_ID:$CC_SECRET" -d 'grant_type=client_credentials&scope=api' "$TOKEN_URL" >/dev/null \
+    || die "a client_credentials request by curl failed"
+
+# ---------------------------------------------------------------------------
+# 5. Loads
+# ---------------------------------------------------------------------------
+# run_wrk NAME THREADS CONNECTIONS SECONDS SCRIPT URL [ENV=VALUE...]: output in $OUT/NAME.txt
+run_wrk() {
+    local name=$1 threads=$2 connections=$3 seconds=$4 script=$5 url=$6
+    shift 6
+    local ticks_before ticks_after busy_before busy_after status=0
+    ticks_before=$(cpu_ticks)
+    busy_before=$(machine_busy_ticks)
+    # bash's time keyword: user and system CPU seconds of wrk itself, in $OUT/NAME.time
+    { TIMEFORMAT='%U %S'; time env "$@" wrk -t"$threads" -c"$connections" -d"${seconds}s" --timeout 10s --latency \
+        -s "$BENCH_DIR/$script" "$url" >"$OUT/$name.txt" 2>&1; } 2>"$OUT/$name.time" || status=$?
+    ticks_after=$(cpu_ticks)
+    busy_after=$(machine_busy_ticks)
+    [ "$status" = 0 ] || { cat "$OUT/$name.txt" >&2; die "wrk failed for $name"; }
+    echo "$(( ticks_after - ticks_before ))" >"$OUT/$name.server-ticks"
+    echo "$(( busy_after - busy_before ))" >"$OUT/$name.machine-ticks"
+}
+CLK_TCK=$(getconf CLK_TCK)
+# user + system CPU of the server process so far, in clock ticks (/proc/PID/stat fields 14 and 15)
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }
+# server_cpu NAME: "cores ms_per_request" of the server during that load
+server_cpu() {
+    awk -v t="$(cat "$OUT/$1.server-ticks")" -v hz="$CLK_TCK" -v d="$(field "$1" duration_s)" -v n="$(field "$1" requests)" \
+        'BEGIN { s = t / hz; printf "%.2f %.3f\n", s / d, (n > 0 ? 1000 * s / n : 0) }'
+}
+# wrk_cpu NAME: cores used by wrk itself during that load
+wrk_cpu() { awk -v d="$(field "$1" duration_s)" '{ printf "%.2f", ($1 + $2) / d }' "$OUT/$1.time"; }
+# busy CPU ticks of the whole machine (user nice system irq softirq steal, /proc/stat)
+machine_busy_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
+# other_cpu NAME: cores used by everything but the server and wrk during that load (another job, the kernel's
+# own threads); well above 0.05 means the figures of that load are disturbed
+other_cpu() {
+    awk -v m="$(cat "$OUT/$1.machine-ticks")" -v t="$(cat "$OUT/$1.server-ticks")" -v hz="$CLK_TCK" \
+        -v d="$(field "$1" duration_s)" -v w="$(awk '{print $1 + $2}' "$OUT/$1.time")" \
+        'BEGIN { o = (m - t) / hz - w; if (o < 0) o = 0; printf "%.2f", o / d }'
+}
+# field NAME KEY: a value from the BENCH line of a wrk output
+field() { sed -n 's/^BENCH .*\b'"$2"'=\([^ ]*\).*/\1/p' "$OUT/$1.txt"; }
+non2xx() { awk '/Non-2xx or 3xx responses:/ {n=$NF} END {print n+0}' "$OUT/$1.txt"; }
+
+LOADS=(discovery jwks client_credentials refresh_token)
+declare -A LOAD_SHAPE
+load() {
+    local name=$1
+    case "$name" in
+        discovery) set -- "$GET_THREADS" "$GET_CONNECTIONS" get.lua "$DISCOVERY_URL" ;;
+        jwks) set -- "$GET_THREADS" "$GET_CONNECTIONS" get.lua "$JWKS_URL" ;;
+        client_credentials)
+            set -- "$TOKEN_CONNECTIONS" "$TOKEN_CONNECTIONS" token.lua "$TOKEN_URL" BENCH_GRANT=client_credentials "BENCH_BASIC=$CC_BASIC" ;;
+        refresh_token)
+            set -- "$TOKEN_CONNECTIONS" "$TOKEN_CONNECTIONS" token.lua "$TOKEN_URL" BENCH_GRANT=refresh_token "BENCH_BASIC=$APP_BASIC" \
+                "BENCH_TOKENS_FILE=$TOKENS_FILE" "BENCH_TOKENS_OFFSET=$(( TOKEN_CONNECTIONS * CHAIN_SET ))" ;;
+    esac
+    LOAD_SHAPE[$name]="-t$1 -c$2"
+    local threads=$1 connections=$2 script=$3 url=$4
+    shift 4
+    run_wrk "$name$SUFFIX" "$threads" "$connections" "$SECONDS_NOW" "$script" "$url" "$@"
+}
+
+FAILED=()
+DISTURBED=()
+for name in "${LOADS[@]}"; do
+    say "load: $name"
+    CHAIN_SET=0 SUFFIX=-warmup SECONDS_NOW=$WARMUP load "$name"
+    if [ "$(field "$name-warmup" non200)" != "-1" ] && [ "$(field "$name-warmup" non200)" != 0 ]; then
+        FAILED+=("$name (warm-up): $(field "$name-warmup" non200) non-200 answers")
+    fi
+    CHAIN_SET=1 SUFFIX="" SECONDS_NOW=$DURATION load "$name"
+    grep -E '^BENCH' "$OUT/$name.txt" | sed 's/^/  /'
+    bad=$(( $(non2xx "$name") + $(field "$name" status_errors) ))
+    n200=$(field "$name" non200)
+    [ "$n200" = -1 ] || bad=$(( bad + n200 + $(field "$name" no_token) ))
+    sock=$(( $(field "$name" connect_errors) + $(field "$name" read_errors) + $(field "$name" write_errors) + $(field "$name" timeouts) ))
+    [ "$bad" = 0 ] || FAILED+=("$name: $bad non-200 answers ($(sed -n 's/^BENCH_FIRST_ERROR //p' "$OUT/$name.txt" | head -c 300))")
+    [ "$sock" = 0 ] || FAILED+=("$name: $sock socket errors or timeouts")
+done
+
+RSS_AFTER_KB=$(rss_kb "$SERVER_PID" VmRSS)
+HWM_KB=$(rss_kb "$SERVER_PID" VmHWM)
+
+# ---------------------------------------------------------------------------
+# 6. Optional: where the time goes (perf, on separate loads so it does not skew the table)
+# ---------------------------------------------------------------------------
+if [ "$PROFILE" = 1 ]; then
+    for name in client_credentials refresh_token; do
+        say "profiling $name for $PROFILE_SECONDS s (perf record -g -p $SERVER_PID)"
+        perf record -F 997 -g -p "$SERVER_PID" -o "$OUT/perf-$name.data" -- sleep "$(( PROFILE_SECONDS + 1 ))" \
+            >"$OUT/perf-$name.record.log" 2>&1 &
+        perf_pid=$!
+        sleep 0.5
+        CHAIN_SET=2 SUFFIX=-profiled SECONDS_NOW=$PROFILE_SECONDS load "$name"
+        wait "$perf_pid" || echo "perf record exited with $? (see $OUT/perf-$name.record.log)"
+        [ "$(field "$name-profiled" non200)" = 0 ] || FAILED+=("$name (profiled): $(field "$name-profiled" non200) non-200 answers")
+        if [ -s "$OUT/perf-$name.data" ]; then
+            perf script -i "$OUT/perf-$name.data" 2>/dev/null | swift demangle --simplified >"$OUT/perf-$name.script.txt"
+            python3 "$BENCH_DIR/perf_summary.py" "$OUT/perf-$name.script.txt" | tee "$OUT/perf-$name.summary.txt"
+        fi
+    done
+fi
+
+# ---------------------------------------------------------------------------
+# 7. The table
+# ---------------------------------------------------------------------------
+say "results ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores shared by wrk and the server, ${DURATION} s per load after ${WARMUP} s warm-up)"
+printf '%-19s %-9s %9s %8s %8s %8s %8s %11s %12s %9s %9s\n' load "wrk" "req/s" "p50 ms" "p90 ms" "p99 ms" "non-2xx" \
+    "server CPU" "server CPU" "wrk CPU" "other CPU"
+printf '%-19s %-9s %9s %8s %8s %8s %8s %11s %12s %9s %9s\n' "" "" "" "" "" "" "" "(cores)" "ms/request" "(cores)" "(cores)"
+for name in "${LOADS[@]}"; do
+    bad=$(( $(non2xx "$name") + $(field "$name" status_errors) ))
+    n200=$(field "$name" non200)
+    [ "$n200" = -1 ] || bad=$(( bad + n200 ))
+    read -r cores ms_per_request < <(server_cpu "$name")
+    printf '%-19s %-9s %9s %8s %8s %8s %8s %11s %12s %9s %9s\n' "$name" "${LOAD_SHAPE[$name]}" "$(field "$name" rps)" \
+        "$(field "$name" p50_ms)" "$(field "$name" p90_ms)" "$(field "$name" p99_ms)" "$bad" "$cores" "$ms_per_request" \
+        "$(wrk_cpu "$name")" "$(other_cpu "$name")"
+    if awk -v o="$(other_cpu "$name")" 'BEGIN { exit !(o > 0.1) }'; then DISTURBED+=("$name"); fi
+done
+if [ ${#DISTURBED[@]} -gt 0 ]; then
+    echo "WARNING: another job used more than 0.1 core during: ${DISTURBED[*]} (other CPU column);"
+    echo "         those figures understate the server. Run again on a quiet machine."
+fi
+
+verdict() { awk -v v="$1" -v t="$2" -v dir="$3" 'BEGIN { ok = (dir == "min") ? (v >= t) : (v < t); print ok ? "meets" : "MISSES" }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+CC_RPS=$(field client_credentials rps)
+RT_RPS=$(field refresh_token rps)
+CC_RATIO=$(ratio "$CC_RPS" "$OPENSSL_2")
+RT_RATIO=$(ratio "$RT_RPS" "$OPENSSL_2")
+DISC_RPS=$(field discovery rps)
+JWKS_RPS=$(field jwks rps)
+IDLE_MIB=$(awk -v k="$IDLE_RSS_KB" 'BEGIN { printf "%.1f", k / 1024 }')
+IDLE_MB=$(awk -v k="$IDLE_RSS_KB" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }')
+
+echo
+echo "reference: openssl RSA-2048 sign/s  one core $OPENSSL_1, two cores $OPENSSL_2${OPENSSL_1_NOIFMA:+ (one core without AVX-512 IFMA: $OPENSSL_1_NOIFMA)}"
+printf '%-52s %12s %10s  %s\n' measure value target verdict
+disturbed() { case " ${DISTURBED[*]} " in *" $1 "*) echo " (load disturbed)" ;; esac; }
+printf '%-52s %12s %10s  %s\n' "client_credentials req/s / openssl 2-core sign/s" "$CC_RATIO" ">= 0.3" \
+    "$(verdict "$CC_RATIO" 0.3 min)$REF_NOTE$(disturbed client_credentials)"
+printf '%-52s %12s %10s  %s\n' "refresh_token req/s / openssl 2-core sign/s" "$RT_RATIO" ">= 0.15" \
+    "$(verdict "$RT_RATIO" 0.15 min)$REF_NOTE$(disturbed refresh_token)"
+printf '%-52s %12s %10s  %s\n' "discovery req/s" "$DISC_RPS" ">= 30000" "$(verdict "$DISC_RPS" 30000 min)$(disturbed discovery)"
+printf '%-52s %12s %10s  %s\n' "JWKS req/s" "$JWKS_RPS" ">= 30000" "$(verdict "$JWKS_RPS" 30000 min)$(disturbed jwks)"
+printf '%-52s %12s %10s  %s\n' "ready (fork to /health 200), populated database, ms" "$READY_MS_SECOND" "< 500" "$(verdict "$READY_MS_SECOND" 500 max)"
+printf '%-52s %12s %10s  %s\n' "ready on an empty database (generates 2 RSA keys), ms" "$READY_FIRST_MS" "(info)" ""
+printf '%-52s %12s %10s  %s\n' "idle VmRSS after start, MB (10^6 bytes; MiB: $IDLE_MIB)" "$IDLE_MB" "< 50" "$(verdict "$IDLE_MB" 50 max)"
+printf '%-52s %12s %10s  %s\n' "peak VmHWM from start to idle, MiB" "$(( IDLE_HWM_KB / 1024 ))" "(info)" ""
+printf '%-52s %12s %10s  %s\n' "VmRSS after the loads / peak VmHWM, MiB" \
+    "$(( RSS_AFTER_KB / 1024 )) / $(( HWM_KB / 1024 ))" "(info)" ""
+echo
+echo "wrk runs on the same 2 cores as the server: every figure above is what is left to the server"
+echo "next to the load generator, not the server's capacity on 2 dedicated cores."
+echo "load average after the run: $(cut -d' ' -f1-3 /proc/loadavg); raw outputs in $OUT"
+
+if [ ${#FAILED[@]} -gt 0 ]; then
+    echo
+    echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!" >&2
+    echo "run.sh: BENCHMARK FAILED: some requests were not answered 200" >&2
+    for failure in "${FAILED[@]}"; do echo "  - $failure" >&2; done
+    echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!" >&2
+    exit 1
+fi
+echo "all loads answered 200 only."
