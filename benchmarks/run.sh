@@ -164,12 +164,13 @@ CC_SECRET="bench-client-credentials-secret-0123456789"
 APP_SECRET="bench-app-secret-0123456789-abcdefghijklmnop"
 REDIRECT="http://127.0.0.1:9/cb"
 CC_JSON=$("$BIN" clients add --database "$DB" --name bench --secret "$CC_SECRET" \
-    --grant-type client_credentials --scope api --json)
+    --grant-type client_credentials --scope api --json) || die "tessera clients add (client_credentials client) failed"
 CC_ID=$(printf '%s' "$CC_JSON" | python3 -c 'import json, sys; print(json.load(sys.stdin)["client_id"])')
 "$BIN" clients add --database "$DB" --name app --id app --secret "$APP_SECRET" --redirect-uri "$REDIRECT" \
     --first-party --scope openid --scope offline_access \
-    --grant-type authorization_code --grant-type refresh_token --json >/dev/null
-printf 'password123\n' | "$BIN" users add bench@example.com --database "$DB" --password-stdin >/dev/null
+    --grant-type authorization_code --grant-type refresh_token --json >/dev/null || die "tessera clients add (app) failed"
+printf 'password123\n' | "$BIN" users add bench@example.com --database "$DB" --password-stdin >/dev/null \
+    || die "tessera users add failed"
 echo "client_credentials client: $CC_ID; user-flow client: app; user: bench@example.com"
 
 stop_server
@@ -198,7 +199,8 @@ CHAINS=$(( TOKEN_CONNECTIONS * (2 + PROFILE) ))
 say "obtaining $CHAINS refresh tokens through /authorize, /login and the code exchange"
 TOKENS_FILE="$WORK/refresh-tokens.txt"
 flow_start=$(now_ns)
-python3 "$BENCH_DIR/refresh_tokens.py" "$ISSUER" app "$APP_SECRET" "$REDIRECT" bench@example.com password123 "$CHAINS" >"$TOKENS_FILE"
+python3 "$BENCH_DIR/refresh_tokens.py" "$ISSUER" app "$APP_SECRET" "$REDIRECT" bench@example.com password123 "$CHAINS" \
+    >"$TOKENS_FILE" || die "could not obtain refresh tokens through the authorization code flow"
 [ "$(wc -l <"$TOKENS_FILE")" -eq "$CHAINS" ] || die "expected $CHAINS refresh tokens"
 echo "got $CHAINS refresh tokens in $(( ($(now_ns) - flow_start) / 1000000 )) ms (one password login, then the session cookie)"
 
@@ -221,6 +223,7 @@ run_wrk() {
     # bash's time keyword: user and system CPU seconds of wrk itself, in $OUT/NAME.time
     { TIMEFORMAT='%U %S'; time env "$@" wrk -t"$threads" -c"$connections" -d"${seconds}s" --timeout 10s --latency \
         -s "$BENCH_DIR/$script" "$url" >"$OUT/$name.txt" 2>&1; } 2>"$OUT/$name.time" || status=$?
+    kill -0 "$SERVER_PID" 2>/dev/null || { tail -n 20 "$OUT/server.log" >&2; die "the server died during $name"; }
     ticks_after=$(cpu_ticks)
     busy_after=$(machine_busy_ticks)
     [ "$status" = 0 ] || { cat "$OUT/$name.txt" >&2; die "wrk failed for $name"; }
