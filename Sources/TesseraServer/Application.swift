@@ -12,7 +12,8 @@ public func buildApplication(provider: Provider, onRunning: @escaping @Sendable 
     return Application(
         router: try buildRouter(provider: provider),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-        services: [MaintenanceService(provider: provider)],
+        // Shut down in reverse order: mail delivery stops before maintenance closes the database.
+        services: [MaintenanceService(provider: provider), MailDeliveryService(delivery: provider.mailDelivery)],
         onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? configuration.port) },
         logger: provider.logger)
 }

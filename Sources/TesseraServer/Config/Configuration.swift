@@ -67,6 +67,10 @@ public struct ServerConfiguration: Sendable {
         }
         guard (1...65535).contains(port) else { throw ConfigurationError("port \(port) is out of range") }
         if let masterKey { _ = try SecretBox(masterKey: masterKey) }
+        if let smtpURL { _ = try SMTPSettings(parsing: smtpURL) }
+        if let mailFrom, (try? MailAddress(parsing: mailFrom)) == nil {
+            throw ConfigurationError("mail-from '\(mailFrom)' is not an email address (use addr@domain or \"Name <addr@domain>\")")
+        }
         for (name, value) in [("access token", accessTokenLifetime), ("ID token", idTokenLifetime),
                               ("authorization code", authorizationCodeLifetime), ("refresh token", refreshTokenLifetime),
                               ("session", sessionLifetime)] where value <= 0 {

@@ -19,6 +19,11 @@ public final class Provider: Sendable {
     let grants: TokenEndpointGrants
     let passwordSignIn: PasswordSignIn
     let pages: PageRenderer
+    /// Sends email through the outbox: over SMTP with `--smtp-url`, to the log without.
+    public let mailer: any Mailer
+    let mailTemplates: MailTemplates
+    /// Delivers the outbox; run by ``MailDeliveryService``.
+    let mailDelivery: OutboxDelivery
 
     /// Opens the database, applies migrations and loads (or creates) the signing keys.
     public static func start(_ configuration: ServerConfiguration, clock: WallClock = .system, logger: Logger) async throws -> Provider {
@@ -71,6 +76,17 @@ public final class Provider: Sendable {
             addressThrottle: FailureThrottle(limit: configuration.maxFailuresPerAddress, window: configuration.failureWindow),
             clock: clock)
         pages = try PageRenderer()
+        let mailDomain = MailAddress.domain(ofIssuer: issuer)
+        let transport: any MailTransport = if let smtpURL = configuration.smtpURL {
+            try SMTPTransport(settings: SMTPSettings(parsing: smtpURL), clientName: mailDomain, logger: logger)
+        } else {
+            LogTransport(logger: logger)
+        }
+        mailDelivery = OutboxDelivery(store: store, transport: transport, clock: clock, logger: logger)
+        mailer = OutboxMailer(store: store, sender: try configuration.mailFrom.map(MailAddress.init(parsing:))
+                                  ?? MailAddress.defaultSender(issuer: issuer),
+                              domain: mailDomain, clock: clock, signal: mailDelivery.signal)
+        mailTemplates = try MailTemplates()
     }
 
     /// Starts a provider, runs `body` with it, and shuts it down whatever happens.

@@ -3,7 +3,7 @@ import NIOCore
 import TesseraCore
 
 /// Development conveniences, mounted only with `--dev`: a callback page for the demo
-/// client that shows what an app would receive.
+/// client that shows what an app would receive, and the email outbox.
 struct DevEndpoints {
     let provider: Provider
 
@@ -22,5 +22,46 @@ struct DevEndpoints {
             return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
                             body: .init(byteBuffer: ByteBuffer(string: lines.joined(separator: "\n") + "\n")))
         }
+        // The latest emails, newest first, so a developer can read codes and links
+        // (`?to=ADDRESS` for one recipient's, `?limit=N`, at most 500).
+        router.get("/dev/outbox") { request, _ in
+            let parameters = request.queryParameters
+            let limit = min(500, max(1, parameters["limit"].flatMap { Int(String($0)) } ?? 100))
+            let messages = try await provider.store.outboxMessages(recipient: parameters["to"].map { String($0) }, limit: limit)
+            return try Responses.json(messages.map { DevOutboxEntry($0) })
+        }
+    }
+}
+
+/// One message as `GET /dev/outbox` shows it.
+struct DevOutboxEntry: Encodable {
+    let id, to, subject, text: String
+    let html: String?
+    let language: String
+    let metadata: [String: String]
+    let status: String
+    let attempts: Int
+    let lastError: String?
+    let createdAt: Int64
+    let finishedAt: Int64?
+
+    enum CodingKeys: String, CodingKey {
+        case id, to, subject, text, html, language, metadata, status, attempts
+        case lastError = "last_error", createdAt = "created_at", finishedAt = "finished_at"
+    }
+
+    init(_ message: OutboxMessage) {
+        id = message.id
+        to = message.recipient
+        subject = message.subject
+        text = message.text
+        html = message.html
+        language = message.language
+        metadata = message.metadata
+        status = message.status.rawValue
+        attempts = message.attempts
+        lastError = message.lastError
+        createdAt = message.createdAt
+        finishedAt = message.finishedAt
     }
 }

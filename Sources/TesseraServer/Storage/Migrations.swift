@@ -137,6 +137,33 @@ enum Migrations {
                 PRIMARY KEY (client_id, jti))
             """,
         ]),
+        // The email outbox: a message is stored here before `Mailer.send` returns and
+        // delivered by a background worker (see Mail/ and docs/email.md).
+        Migration(version: 2, name: "outbox", statements: [
+            """
+            CREATE TABLE outbox (
+                id TEXT PRIMARY KEY,
+                sender TEXT NOT NULL,
+                recipient TEXT NOT NULL,
+                subject TEXT NOT NULL,
+                text_body TEXT NOT NULL,
+                html_body TEXT,
+                language TEXT NOT NULL,
+                metadata TEXT NOT NULL,
+                mime TEXT NOT NULL,
+                status TEXT NOT NULL,
+                attempts BIGINT NOT NULL,
+                next_attempt_at BIGINT NOT NULL,
+                lease_token TEXT,
+                lease_until BIGINT,
+                last_error TEXT,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT,
+                finished_at BIGINT)
+            """,
+            "CREATE INDEX outbox_due ON outbox (status, next_attempt_at)",
+            "CREATE INDEX outbox_created ON outbox (created_at)",
+        ]),
     ]
 
     /// Brings the schema up to date; safe to call from several processes at once.
