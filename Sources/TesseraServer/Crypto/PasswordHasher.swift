@@ -3,7 +3,6 @@ import NIOCore
 import CryptoExtras
 import Foundation
 import NIOPosix
-import Synchronization
 import TesseraCore
 
 /// scrypt parameters. The default is one of OWASP's recommended settings
@@ -23,24 +22,17 @@ public struct ScryptParameters: Sendable, Equatable {
 public final class PasswordHasher: Sendable {
     public let parameters: ScryptParameters
     let pool: NIOThreadPool
-    /// A hash of a random password, checked when the account doesn't exist so that
-    /// a wrong email costs the same time as a wrong password. Made on first use: it costs
-    /// a full hash, which neither start-up nor the admin commands should pay.
-    private let decoyHash = Mutex<String?>(nil)
+    /// What an unknown account's password is checked against, so that a wrong email costs
+    /// the same scrypt work as a wrong password. A random salt and a random "hash" at the
+    /// current parameters: verifying against it does a full derivation, making it costs nothing.
+    let decoy: String
 
     public init(parameters: ScryptParameters = .owasp, threads: Int = System.coreCount) {
         self.parameters = parameters
         pool = NIOThreadPool(numberOfThreads: max(1, threads))
         pool.start()
-    }
-
-    var decoy: String {
-        decoyHash.withLock { value in
-            if let value { return value }
-            let made = (try? Self.hash(SecureRandom.token(), parameters: parameters)) ?? ""
-            value = made
-            return made
-        }
+        decoy = "$scrypt$ln=\(parameters.logN),r=\(parameters.r),p=\(parameters.p)$"
+            + "\(Self.phcBase64(SecureRandom.bytes(16)))$\(Self.phcBase64(SecureRandom.bytes(32)))"
     }
 
     deinit {
