@@ -33,7 +33,8 @@ class LoginProcess:
         self.stderr_lines = []
         self.url = None
         self.url_seen = threading.Event()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self.reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self.reader.start()
 
     def _read_stderr(self):
         for line in self.process.stderr:
@@ -44,6 +45,8 @@ class LoginProcess:
 
     def finish(self, timeout=30):
         stdout, _ = self.process.communicate(timeout=timeout)
+        # The process has exited, but the reader thread may not have taken its last lines yet.
+        self.reader.join(timeout)
         return self.process.returncode, stdout, "".join(self.stderr_lines)
 
 
