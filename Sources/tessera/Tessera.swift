@@ -58,6 +58,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "on (default) or off: whether native API answers may reveal if an account exists.") var enumerationProtection: String?
     @Flag(help: "Development conveniences (never on by default).") var dev = false
     @Flag(help: "Implies --dev; creates a demo client and user and prints an authorization URL.") var demo = false
+    @OptionGroup(title: "Native sign-in API") var native: NativeAuthOptions
 
     func run() async throws {
         var flags = storage.flags
@@ -70,6 +71,7 @@ struct Serve: AsyncParsableCommand {
         flags["enumeration-protection"] = enumerationProtection
         if dev { flags["dev"] = "true" }
         if demo { flags["demo"] = "true" }
+        flags.merge(native.flags) { _, new in new }
 
         let configuration: ServerConfiguration
         let provider: Provider
@@ -89,6 +91,33 @@ struct Serve: AsyncParsableCommand {
             if let demoText { FileHandle.standardOutput.write(Data((demoText + "\n").utf8)) }
         }
         try await app.runService()
+    }
+}
+
+/// Settings of the native sign-in API (docs/native-auth.md).
+struct NativeAuthOptions: ParsableArguments {
+    @Option(help: "Digits in a one-time code (default 8).") var otpLength: Int?
+    @Option(help: "How long a code works (default 10m).") var otpLifetime: String?
+    @Option(help: "Wrong entries allowed per code (default 5).") var otpMaxAttempts: Int?
+    @Option(help: "Wait before another code may be sent in a flow (default 60s).") var otpResendInterval: String?
+    @Option(help: "Codes sent per hour to one email address (default 5).") var otpPerEmailPerHour: Int?
+    @Option(help: "Codes sent per hour from one client address (default 30).") var otpPerAddressPerHour: Int?
+    @Option(help: "How long a continuation token works (default 10m).") var continuationTokenLifetime: String?
+    @Option(help: "required or optional (default): whether sign-up needs a password.") var signupPassword: String?
+    @Option(help: #"Sign-up attributes as a JSON array, e.g. '[{"name":"given_name","required":true}]'."#) var signupAttributes: String?
+
+    var flags: [String: String] {
+        var flags: [String: String] = [:]
+        flags["otp-length"] = otpLength.map(String.init)
+        flags["otp-lifetime"] = otpLifetime
+        flags["otp-max-attempts"] = otpMaxAttempts.map(String.init)
+        flags["otp-resend-interval"] = otpResendInterval
+        flags["otp-per-email-per-hour"] = otpPerEmailPerHour.map(String.init)
+        flags["otp-per-address-per-hour"] = otpPerAddressPerHour.map(String.init)
+        flags["continuation-token-lifetime"] = continuationTokenLifetime
+        flags["signup-password"] = signupPassword
+        flags["signup-attributes"] = signupAttributes
+        return flags
     }
 }
 

@@ -43,6 +43,9 @@ public struct ServerConfiguration: Sendable {
     public var maxFailuresPerAddress = 20
     public var failureWindow: Int64 = 900
 
+    /// The native sign-in API: one-time codes, continuation tokens, sign-up requirements.
+    public var nativeAuth = NativeAuthSettings()
+
     public init() {}
 
     /// The issuer URL, without a trailing slash.
@@ -75,6 +78,42 @@ public struct ServerConfiguration: Sendable {
                               ("authorization code", authorizationCodeLifetime), ("refresh token", refreshTokenLifetime),
                               ("session", sessionLifetime)] where value <= 0 {
             throw ConfigurationError("the \(name) lifetime must be positive")
+        }
+        try nativeAuth.validate()
+    }
+}
+
+/// Settings of the native sign-in API (docs/native-auth.md).
+public struct NativeAuthSettings: Sendable, Equatable {
+    /// Digits in a one-time code.
+    public var codeLength = 8
+    /// How long a code works (seconds).
+    public var codeLifetime: Int64 = 600
+    /// Wrong entries allowed per code; then a new code must be requested.
+    public var maxCodeAttempts = 5
+    /// Seconds before another code may be sent in the same flow (`interval`).
+    public var resendInterval: Int64 = 60
+    /// Codes sent per hour to one address, and from one client address.
+    public var codesPerEmailPerHour = 5
+    public var codesPerAddressPerHour = 30
+    /// How long a continuation token works (seconds).
+    public var continuationTokenLifetime: Int64 = 600
+    /// Whether sign-up insists on a password (`credential_required`) or also makes
+    /// accounts that sign in by code only.
+    public var signUpPasswordRequired = false
+    public var signUpAttributes = try! SignUpAttributes()
+
+    public init() {}
+
+    func validate() throws {
+        guard (6...10).contains(codeLength) else { throw ConfigurationError("otp-length must be 6 to 10 digits") }
+        guard (1...20).contains(maxCodeAttempts) else { throw ConfigurationError("otp-max-attempts must be 1 to 20") }
+        guard codesPerEmailPerHour >= 1, codesPerAddressPerHour >= 1 else {
+            throw ConfigurationError("the hourly code limits must be at least 1")
+        }
+        for (name, value) in [("otp-lifetime", codeLifetime), ("otp-resend-interval", resendInterval),
+                              ("continuation-token-lifetime", continuationTokenLifetime)] where value <= 0 {
+            throw ConfigurationError("\(name) must be positive")
         }
     }
 }

@@ -13,6 +13,8 @@ public struct ConfigurationLoader {
         "signing-algorithm", "master-key", "key-grace-period", "access-token-lifetime", "id-token-lifetime",
         "refresh-token-lifetime", "authorization-code-lifetime", "session-lifetime",
         "login-failures-per-account", "login-failures-per-address",
+        "otp-length", "otp-lifetime", "otp-max-attempts", "otp-resend-interval", "otp-per-email-per-hour", "otp-per-address-per-hour",
+        "continuation-token-lifetime", "signup-password", "signup-attributes",
     ]
 
     var values: [String: String] = [:]
@@ -46,6 +48,8 @@ public struct ConfigurationLoader {
             case .string(let string): result[name] = string
             case .bool(let flag): result[name] = flag ? "true" : "false"
             case .int(let number): result[name] = String(number)
+            case .array where name == "signup-attributes":
+                result[name] = String(decoding: try CanonicalJSON.encode(value), as: UTF8.self)
             default: throw ConfigurationError("config file \(path): '\(key)' must be a string, whole number or boolean")
             }
         }
@@ -88,8 +92,31 @@ public struct ConfigurationLoader {
             configuration.maxFailuresPerAddress = try Self.integer(value, "login-failures-per-address")
         }
         if let value = self["session-lifetime"] { configuration.sessionLifetime = try Self.duration(value, "session-lifetime") }
+        try readNativeAuth(into: &configuration.nativeAuth)
         try configuration.validate()
         return configuration
+    }
+
+    func readNativeAuth(into settings: inout NativeAuthSettings) throws {
+        if let value = self["otp-length"] { settings.codeLength = try Self.integer(value, "otp-length") }
+        if let value = self["otp-lifetime"] { settings.codeLifetime = try Self.duration(value, "otp-lifetime") }
+        if let value = self["otp-max-attempts"] { settings.maxCodeAttempts = try Self.integer(value, "otp-max-attempts") }
+        if let value = self["otp-resend-interval"] { settings.resendInterval = try Self.duration(value, "otp-resend-interval") }
+        if let value = self["otp-per-email-per-hour"] { settings.codesPerEmailPerHour = try Self.integer(value, "otp-per-email-per-hour") }
+        if let value = self["otp-per-address-per-hour"] {
+            settings.codesPerAddressPerHour = try Self.integer(value, "otp-per-address-per-hour")
+        }
+        if let value = self["continuation-token-lifetime"] {
+            settings.continuationTokenLifetime = try Self.duration(value, "continuation-token-lifetime")
+        }
+        if let value = self["signup-password"] {
+            switch value.lowercased() {
+            case "required": settings.signUpPasswordRequired = true
+            case "optional": settings.signUpPasswordRequired = false
+            default: throw ConfigurationError("signup-password must be required or optional, not '\(value)'")
+            }
+        }
+        if let value = self["signup-attributes"] { settings.signUpAttributes = try SignUpAttributes(json: value) }
     }
 
     static func integer(_ value: String, _ name: String) throws -> Int {

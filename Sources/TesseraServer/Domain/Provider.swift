@@ -24,6 +24,8 @@ public final class Provider: Sendable {
     let mailTemplates: MailTemplates
     /// Delivers the outbox; run by ``MailDeliveryService``.
     let mailDelivery: OutboxDelivery
+    /// The native sign-in API's flows.
+    let nativeAuth: NativeAuthenticator
 
     /// Opens the database, applies migrations and loads (or creates) the signing keys.
     public static func start(_ configuration: ServerConfiguration, clock: WallClock = .system, logger: Logger) async throws -> Provider {
@@ -87,6 +89,10 @@ public final class Provider: Sendable {
                                   ?? MailAddress.defaultSender(issuer: issuer),
                               domain: mailDomain, clock: clock, signal: mailDelivery.signal)
         mailTemplates = try MailTemplates()
+        nativeAuth = NativeAuthenticator(
+            settings: configuration.nativeAuth, enumerationProtection: configuration.enumerationProtection, store: store,
+            passwords: passwords, policy: PasswordPolicy(), passwordSignIn: passwordSignIn, mailer: mailer, templates: mailTemplates,
+            tokens: userTokens, issuerHost: URLComponents(string: issuer)?.host ?? issuer, clock: clock, logger: logger)
     }
 
     /// Starts a provider, runs `body` with it, and shuts it down whatever happens.
@@ -191,7 +197,9 @@ public final class Provider: Sendable {
                            emailVerified: Bool = true) async throws -> User {
         let email = email.trimmingCharacters(in: .whitespaces).lowercased()
         guard Self.isPlausibleEmail(email) else { throw ConfigurationError("'\(email)' is not an email address") }
-        if let password, password.count < 8 { throw ConfigurationError("a password must be at least 8 characters") }
+        if let password, let violation = PasswordPolicy().check(password, email: email) {
+            throw ConfigurationError(PasswordPolicy.explanation(violation, policy: PasswordPolicy()))
+        }
         var profile = profile
         if let name { profile["name"] = .string(name) }
         try ScopeCatalogue.validate(profile: profile)

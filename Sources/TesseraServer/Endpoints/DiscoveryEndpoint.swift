@@ -38,7 +38,13 @@ struct DiscoveryEndpoint {
         metadata.authorizationResponseIssParameterSupported = true
         metadata.frontchannelLogoutSupported = false
         metadata.backchannelLogoutSupported = false
-        document = try CanonicalJSON.encode(metadata)
+        // Tessera's own members: where the native sign-in API and its description live.
+        var members = try JSONDecoder().decode([String: JSONValue].self, from: try CanonicalJSON.encode(metadata))
+        members["native_authentication_endpoints"] = .object(Dictionary(uniqueKeysWithValues: NativeAuthEndpoints.Path.allCases.map {
+            ($0.metadataName, JSONValue.string(issuer + $0.rawValue))
+        }))
+        members["native_authentication_openapi"] = .string(issuer + NativeAuthEndpoints.openAPIPath)
+        document = try CanonicalJSON.encode(members)
     }
 
     func register(on router: Router<TesseraRequestContext>, provider: Provider) {

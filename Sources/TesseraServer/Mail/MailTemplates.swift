@@ -74,6 +74,12 @@ public struct MailTemplates: Sendable {
     /// Every email, by name.
     public static let builtIn: [String: [PageLanguage: MailTemplateSource]] = [
         "one-time-code": oneTimeCode,
+        // Native sign-in API (NativeAuthMailTemplates.swift).
+        "sign-up-code": signUpCode,
+        "sign-in-code": signInCode,
+        "password-reset-code": passwordResetCode,
+        "account-exists": accountExists,
+        "password-changed": passwordChanged,
     ]
 
     // MARK: Templates

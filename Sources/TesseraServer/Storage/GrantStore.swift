@@ -195,6 +195,8 @@ extension SQLStore: GrantStore {
     public func recordAssertion(clientID: String, jti: String, expiresAt: Int64, now: Int64) async throws -> Bool {
         try await database.transaction { db in
             try await db.raw("DELETE FROM client_assertions WHERE expires_at < \(bind: now)").run()
+            try await db.raw("DELETE FROM native_flows WHERE expires_at < \(bind: now)").run()
+            try await db.raw("DELETE FROM code_sends WHERE sent_at < \(bind: now - 86_400)").run()
             let inserted = try await db.raw("""
                 INSERT INTO client_assertions (client_id, jti, expires_at) VALUES (\(bind: clientID), \(bind: jti), \(bind: expiresAt))
                 ON CONFLICT (client_id, jti) DO NOTHING RETURNING jti
@@ -210,7 +212,8 @@ public protocol Housekeeping: Sendable {
 }
 
 extension SQLStore: Housekeeping {
-    /// Deletes expired codes, interactions, sessions, refresh tokens and revocation entries.
+    /// Deletes expired codes, interactions, sessions, refresh tokens, revocation entries and
+    /// native flows, and the record of codes sent more than a day ago.
     /// `keepFor` seconds of history are kept so that a late replay is still recognised.
     public func purgeExpired(now: Int64, keepFor: Int64) async throws {
         let horizon = now - keepFor
@@ -222,6 +225,8 @@ extension SQLStore: Housekeeping {
             try await db.raw("DELETE FROM grants WHERE expires_at < \(bind: horizon)").run()
             try await db.raw("DELETE FROM revoked_access_tokens WHERE expires_at < \(bind: now)").run()
             try await db.raw("DELETE FROM client_assertions WHERE expires_at < \(bind: now)").run()
+            try await db.raw("DELETE FROM native_flows WHERE expires_at < \(bind: now)").run()
+            try await db.raw("DELETE FROM code_sends WHERE sent_at < \(bind: now - 86_400)").run()
         }
     }
 }

@@ -164,6 +164,31 @@ enum Migrations {
             "CREATE INDEX outbox_due ON outbox (status, next_attempt_at)",
             "CREATE INDEX outbox_created ON outbox (created_at)",
         ]),
+        // Native sign-up, sign-in and password reset between their steps (Flows/NativeAuth/):
+        // one row per flow, found by the hash of its current continuation token; and the
+        // one-time codes sent, counted per address and per client address for the hourly limits.
+        Migration(version: 3, name: "native_auth", statements: [
+            """
+            CREATE TABLE native_flows (
+                id TEXT PRIMARY KEY,
+                token_hash TEXT NOT NULL UNIQUE,
+                kind TEXT NOT NULL,
+                client_id TEXT NOT NULL REFERENCES clients(id) ON DELETE CASCADE,
+                state TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL)
+            """,
+            "CREATE INDEX native_flows_expiry ON native_flows (expires_at)",
+            """
+            CREATE TABLE code_sends (
+                id TEXT PRIMARY KEY,
+                email TEXT NOT NULL,
+                client_address TEXT NOT NULL,
+                sent_at BIGINT NOT NULL)
+            """,
+            "CREATE INDEX code_sends_email ON code_sends (email, sent_at)",
+            "CREATE INDEX code_sends_address ON code_sends (client_address, sent_at)",
+        ]),
     ]
 
     /// Brings the schema up to date; safe to call from several processes at once.

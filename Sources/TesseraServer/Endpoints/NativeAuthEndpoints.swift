@@ -1,0 +1,204 @@
+import Crypto
+import Foundation
+import Hummingbird
+import TesseraCore
+
+/// The native sign-in API over HTTP (Microsoft Entra's native authentication wire
+/// protocol): form-encoded POSTs, JSON answers, errors in the reference's shape.
+struct NativeAuthEndpoints {
+    let provider: Provider
+
+    /// Every path, relative to the issuer.
+    enum Path: String, CaseIterable {
+        case signUpStart = "/signup/v1.0/start"
+        case signUpChallenge = "/signup/v1.0/challenge"
+        case signUpContinue = "/signup/v1.0/continue"
+        case signInInitiate = "/oauth2/v2.0/initiate"
+        case signInChallenge = "/oauth2/v2.0/challenge"
+        case token = "/oauth2/v2.0/token"
+        case resetStart = "/resetpassword/v1.0/start"
+        case resetChallenge = "/resetpassword/v1.0/challenge"
+        case resetContinue = "/resetpassword/v1.0/continue"
+        case resetSubmit = "/resetpassword/v1.0/submit"
+        case resetPollCompletion = "/resetpassword/v1.0/poll_completion"
+
+        /// The name of the endpoint in discovery's `native_authentication_endpoints`.
+        var metadataName: String {
+            switch self {
+            case .signUpStart: "signup_start"
+            case .signUpChallenge: "signup_challenge"
+            case .signUpContinue: "signup_continue"
+            case .signInInitiate: "signin_initiate"
+            case .signInChallenge: "signin_challenge"
+            case .token: "token"
+            case .resetStart: "resetpassword_start"
+            case .resetChallenge: "resetpassword_challenge"
+            case .resetContinue: "resetpassword_continue"
+            case .resetSubmit: "resetpassword_submit"
+            case .resetPollCompletion: "resetpassword_poll_completion"
+            }
+        }
+    }
+
+    /// Where the OpenAPI description of this API is served.
+    static let openAPIPath = "/openapi/native-auth.json"
+
+    func register(on router: Router<TesseraRequestContext>) {
+        let native = provider.nativeAuth
+        let routes: [(Path, @Sendable (NativeAuthenticator, RequestParameters, NativeAuthenticator.Caller) async throws -> NativeAuthAnswer)] = [
+            (.signUpStart, { try await $0.signUpStart($1, caller: $2) }),
+            (.signUpChallenge, { try await $0.signUpChallenge($1, caller: $2) }),
+            (.signUpContinue, { try await $0.signUpContinue($1, caller: $2) }),
+            (.signInInitiate, { try await $0.signInInitiate($1, caller: $2) }),
+            (.signInChallenge, { try await $0.signInChallenge($1, caller: $2) }),
+            (.resetStart, { try await $0.resetStart($1, caller: $2) }),
+            (.resetChallenge, { try await $0.resetChallenge($1, caller: $2) }),
+            (.resetContinue, { try await $0.resetContinue($1, caller: $2) }),
+            (.resetSubmit, { try await $0.resetSubmit($1, caller: $2) }),
+            (.resetPollCompletion, { try await $0.resetPollCompletion($1, caller: $2) }),
+        ]
+        for (path, step) in routes {
+            router.post(RouterPath(path.rawValue)) { request, context in
+                await answer(request, context) { parameters, caller in
+                    let answer = try await step(native, parameters, caller)
+                    return Responses.json(try CanonicalJSON.encode(answer.members))
+                }
+            }
+        }
+        router.post(RouterPath(Path.token.rawValue)) { request, context in
+            await answer(request, context) { parameters, caller in try await token(parameters, caller: caller) }
+        }
+        router.get(RouterPath(Self.openAPIPath)) { _, _ in
+            Responses.json(Data(NativeAuthOpenAPI.document.utf8), cache: true)
+        }
+    }
+
+    /// `/oauth2/v2.0/token`: the native grants, and `refresh_token` as at `/token`.
+    func token(_ parameters: RequestParameters, caller: NativeAuthenticator.Caller) async throws -> Response {
+        guard let grantType = parameters["grant_type"] else {
+            throw NativeAuthError.invalidRequest("The grant_type parameter is missing.", codes: [90014])
+        }
+        var response: TokenResponse
+        switch grantType {
+        case "password", "oob", "continuation_token":
+            response = try await provider.nativeAuth.token(parameters, grantType: grantType, caller: caller)
+        case GrantType.refreshToken:
+            guard caller.client.grantTypes.contains(grantType), let grant = provider.grants.grant(for: grantType) else {
+                throw NativeAuthError("unauthorized_client", "This client is not allowed the refresh_token grant.")
+            }
+            do {
+                response = try await grant.exchange(parameters, client: caller.client)
+            } catch let error as OAuthError where error.code != .serverError {
+                throw NativeAuthError(error.code.rawValue, error.errorDescription ?? error.code.rawValue, status: error.status)
+            }
+        default:
+            throw NativeAuthError("unsupported_grant_type", "The grant type '\(grantType)' is not supported here "
+                                    + "(password, oob, continuation_token, refresh_token).")
+        }
+        var members = try JSONDecoder().decode([String: JSONValue].self, from: try CanonicalJSON.encode(response))
+        if let expiresIn = response.expiresIn { members["ext_expires_in"] = .int(Int64(expiresIn)) }
+        if parameters["client_info"] == "true", let idToken = response.idToken, let subject = Self.subject(ofIDToken: idToken) {
+            // MSAL names the account by `client_info`: base64url JSON of the user's and the tenant's ids.
+            let info = try CanonicalJSON.encode(["uid": subject, "utid": Self.tenant(provider.issuer)])
+            members["client_info"] = .string(Base64URL.encode(info))
+        }
+        return Responses.json(try CanonicalJSON.encode(members))
+    }
+
+    /// Parses the form, finds the client, runs `body`, and answers errors in the
+    /// reference's shape; nothing unexpected escapes as more than `server_error`.
+    func answer(_ request: Request, _ context: TesseraRequestContext,
+                _ body: (RequestParameters, NativeAuthenticator.Caller) async throws -> Response) async -> Response {
+        let correlationID = request.headers[.init("client-request-id")!].flatMap { UUID(uuidString: $0)?.uuidString.lowercased() }
+            ?? UUID().uuidString.lowercased()
+        var response: Response
+        do {
+            var request = request
+            let parameters: RequestParameters
+            do { parameters = try await request.formParameters() } catch let error as OAuthError {
+                throw NativeAuthError.invalidRequest(error.errorDescription ?? "The request body is not valid.")
+            }
+            if let name = parameters.duplicates.sorted().first {
+                throw NativeAuthError.invalidRequest("The \(name) parameter was sent more than once.")
+            }
+            let caller = NativeAuthenticator.Caller(client: try await client(parameters, request: request), address: context.remoteAddress,
+                                                    language: PageLanguage.negotiate(
+                                                        uiLocales: (parameters["ui_locales"] ?? "").split(separator: " ").map(String.init),
+                                                        acceptLanguage: request.headers[.acceptLanguage]))
+            response = try await body(parameters, caller)
+        } catch let error as NativeAuthError {
+            response = Self.errorResponse(error, correlationID: correlationID)
+        } catch {
+            provider.logger.error("native sign-in request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
+            response = Self.errorResponse(NativeAuthError("server_error", "The server could not complete the request.", status: 500),
+                                          correlationID: correlationID)
+        }
+        response.headers[.init("x-ms-request-id")!] = correlationID
+        return response
+    }
+
+    /// The first-party client the request names (public, or authenticated with its secret).
+    func client(_ parameters: RequestParameters, request: Request) async throws -> Client {
+        let basic = try? request.basicCredentials()
+        guard let id = parameters["client_id"] ?? basic?.id else {
+            throw NativeAuthError("invalid_request", "The client_id parameter is empty or not valid.", errorCodes: [90100])
+        }
+        guard let client = try await provider.store.client(id: id) else {
+            throw NativeAuthError("unauthorized_client", "The client_id parameter is empty or not valid: no application is registered "
+                                    + "with this client_id.", errorCodes: [700016])
+        }
+        guard client.firstParty else {
+            throw NativeAuthError("invalid_client", "The native sign-in API is only for first-party apps: register the client with "
+                                    + "--first-party, or sign in through the browser.", suberror: "nativeauthapi_disabled")
+        }
+        if !client.isPublic {
+            do {
+                let authenticated = try await provider.clientAuthenticator.authenticate(basic: basic, parameters: parameters)
+                guard authenticated.id == client.id else { throw OAuthError.invalidClient(detail: "client mismatch") }
+            } catch let error as OAuthError {
+                throw NativeAuthError("invalid_client", "This client must authenticate: " + (error.errorDescription ?? "client authentication failed."),
+                                      status: 401)
+            }
+        }
+        return client
+    }
+
+    static func errorResponse(_ error: NativeAuthError, correlationID: String) -> Response {
+        var body: [String: JSONValue] = error.extra
+        body["error"] = .string(error.error)
+        body["error_description"] = .string(error.description)
+        body["error_codes"] = .array(error.errorCodes.map { .int(Int64($0)) })
+        if let suberror = error.suberror { body["suberror"] = .string(suberror) }
+        body["timestamp"] = .string(timestamp(Date()))
+        body["trace_id"] = .string(UUID().uuidString.lowercased())
+        body["correlation_id"] = .string(correlationID)
+        var response = Responses.json((try? CanonicalJSON.encode(body)) ?? Data(), status: .init(code: error.status))
+        if let wait = error.extra["retry_after"]?.intValue { response.headers[.retryAfter] = String(wait) }
+        return response
+    }
+
+    /// `2026-11-22 10:15:00Z`, as the reference writes it.
+    static func timestamp(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss'Z'"
+        return formatter.string(from: date)
+    }
+
+    static func subject(ofIDToken token: String) -> String? {
+        let parts = token.split(separator: ".")
+        guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
+              let claims = try? JSONDecoder().decode([String: JSONValue].self, from: payload) else { return nil }
+        return claims["sub"]?.stringValue
+    }
+
+    /// A stable tenant id for `client_info`: this issuer's, as a name-based UUID.
+    static func tenant(_ issuer: String) -> String {
+        var bytes = Array(SHA256.hash(data: Data(issuer.utf8)).prefix(16))
+        bytes[6] = (bytes[6] & 0x0F) | 0x50
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
+                           bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15])).uuidString.lowercased()
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import SQLKit
+import TesseraCore
+
+/// Native sign-up, sign-in and reset flows between their steps, and the record of codes
+/// sent. Every change is conditional on the continuation token still being the flow's
+/// current one, so two requests racing with one token can't both move the flow on.
+public protocol NativeFlowStore: Sendable {
+    func insertFlow(_ flow: NativeFlow, tokenHash: String) async throws
+    /// The flow whose current continuation token has this hash (expired ones included).
+    func flow(tokenHash: String) async throws -> NativeFlow?
+    /// Saves the flow and moves it to a new continuation token (`to` nil ends the flow).
+    /// False when `from` is no longer current: another request used it first.
+    func advanceFlow(_ flow: NativeFlow, from: String, to: String?) async throws -> Bool
+    /// Saves the flow under the same token (a wrong code counted).
+    func saveFlow(_ flow: NativeFlow, tokenHash: String) async throws -> Bool
+    /// Atomically: creates the account and moves the flow on. False when `from` was used
+    /// first; throws ``StoreError/duplicate(_:)`` when the address got an account meanwhile.
+    func completeSignUp(_ flow: NativeFlow, user: User, from: String, to: String) async throws -> Bool
+    /// Atomically: sets the new password (the address is now verified), ends every
+    /// session and grant of the user, and moves the flow on.
+    func completePasswordReset(_ flow: NativeFlow, userID: String, passwordHash: String, now: Int64,
+                               from: String, to: String) async throws -> Bool
+    func recordCodeSent(email: String, clientAddress: String, now: Int64) async throws
+    /// Codes sent since `since` to `email`, and to anyone from `clientAddress`.
+    func codesSent(email: String, clientAddress: String, since: Int64) async throws -> (toEmail: Int, fromAddress: Int)
+}
+
+extension SQLStore: NativeFlowStore {
+    public func insertFlow(_ flow: NativeFlow, tokenHash: String) async throws {
+        let state = try jsonText(flow)
+        try await database.withDatabase { db in
+            try await db.raw("""
+                INSERT INTO native_flows (id, token_hash, kind, client_id, state, created_at, expires_at)
+                VALUES (\(bind: flow.id), \(bind: tokenHash), \(bind: flow.kind.rawValue), \(bind: flow.clientID), \(bind: state),
+                    \(bind: flow.createdAt), \(bind: flow.expiresAt))
+                """).run()
+        }
+    }
+
+    public func flow(tokenHash: String) async throws -> NativeFlow? {
+        try await database.withDatabase { db in
+            try await db.raw("SELECT state FROM native_flows WHERE token_hash = \(bind: tokenHash)").first()
+                .map { try $0.json("state", as: NativeFlow.self) }
+        }
+    }
+
+    public func advanceFlow(_ flow: NativeFlow, from: String, to: String?) async throws -> Bool {
+        let state = try jsonText(flow)
+        return try await database.withDatabase { db in
+            try await Self.advance(flow, state: state, from: from, to: to, on: db)
+        }
+    }
+
+    public func saveFlow(_ flow: NativeFlow, tokenHash: String) async throws -> Bool {
+        try await advanceFlow(flow, from: tokenHash, to: tokenHash)
+    }
+
+    static func advance(_ flow: NativeFlow, state: String, from: String, to: String?, on db: any SQLDatabase) async throws -> Bool {
+        if let to {
+            return try await db.raw("""
+                UPDATE native_flows SET token_hash = \(bind: to), state = \(bind: state), expires_at = \(bind: flow.expiresAt)
+                WHERE id = \(bind: flow.id) AND token_hash = \(bind: from) RETURNING id
+                """).first() != nil
+        }
+        return try await db.raw("DELETE FROM native_flows WHERE id = \(bind: flow.id) AND token_hash = \(bind: from) RETURNING id")
+            .first() != nil
+    }
+
+    public func completeSignUp(_ flow: NativeFlow, user: User, from: String, to: String) async throws -> Bool {
+        let state = try jsonText(flow), profile = try jsonText(user.profile)
+        do {
+            return try await database.transaction { db in
+                guard try await Self.advance(flow, state: state, from: from, to: to, on: db) else { return false }
+                try await db.raw("""
+                    INSERT INTO users (id, email, email_verified, password_hash, profile, created_at, updated_at)
+                    VALUES (\(bind: user.id), \(bind: user.email), \(bind: user.emailVerified), \(bind: user.passwordHash),
+                        \(bind: profile), \(bind: user.createdAt), \(bind: user.updatedAt))
+                    """).run()
+                return true
+            }
+        } catch where isUniqueViolation(error) {
+            throw StoreError.duplicate("a user with this email")
+        }
+    }
+
+    public func completePasswordReset(_ flow: NativeFlow, userID: String, passwordHash: String, now: Int64,
+                                      from: String, to: String) async throws -> Bool {
+        let state = try jsonText(flow)
+        return try await database.transaction { db in
+            guard try await Self.advance(flow, state: state, from: from, to: to, on: db) else { return false }
+            try await db.raw("""
+                UPDATE users SET password_hash = \(bind: passwordHash), email_verified = \(bind: true), updated_at = \(bind: now)
+                WHERE id = \(bind: userID)
+                """).run()
+            try await db.raw("UPDATE sessions SET revoked_at = \(bind: now) WHERE user_id = \(bind: userID) AND revoked_at IS NULL").run()
+            let grants = try await db.raw("SELECT id FROM grants WHERE user_id = \(bind: userID) AND revoked_at IS NULL").all()
+            for row in grants { try await Self.revokeGrant(id: try row.string("id"), now: now, on: db) }
+            return true
+        }
+    }
+
+    public func recordCodeSent(email: String, clientAddress: String, now: Int64) async throws {
+        try await database.withDatabase { db in
+            try await db.raw("""
+                INSERT INTO code_sends (id, email, client_address, sent_at)
+                VALUES (\(bind: SecureRandom.token(bytes: 12)), \(bind: email), \(bind: clientAddress), \(bind: now))
+                """).run()
+        }
+    }
+
+    public func codesSent(email: String, clientAddress: String, since: Int64) async throws -> (toEmail: Int, fromAddress: Int) {
+        try await database.withDatabase { db in
+            let row = try await db.raw("""
+                SELECT
+                    (SELECT COUNT(*) FROM code_sends WHERE email = \(bind: email) AND sent_at >= \(bind: since)) AS to_email,
+                    (SELECT COUNT(*) FROM code_sends WHERE client_address = \(bind: clientAddress) AND sent_at >= \(bind: since)) AS from_address
+                """).first()
+            return (Int(try row?.int("to_email") ?? 0), Int(try row?.int("from_address") ?? 0))
+        }
+    }
+}
