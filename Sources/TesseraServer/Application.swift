@@ -30,6 +30,7 @@ public func buildRouter(provider: Provider) throws -> Router<TesseraRequestConte
     LogoutEndpoint(provider: provider).register(on: router)
     AccountEndpoint(provider: provider).register(on: router)
     NativeAuthEndpoints(provider: provider).register(on: router)
+    EmailLinkEndpoints(provider: provider).register(on: router)
     if provider.configuration.dev { DevEndpoints(provider: provider).register(on: router) }
     router.get("/assets/tessera.css") { _, _ in
         Response(status: .ok, headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "public, max-age=3600"],

@@ -58,7 +58,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "on (default) or off: whether native API answers may reveal if an account exists.") var enumerationProtection: String?
     @Flag(help: "Development conveniences (never on by default).") var dev = false
     @Flag(help: "Implies --dev; creates a demo client and user and prints an authorization URL.") var demo = false
-    @OptionGroup(title: "Native sign-in API") var native: NativeAuthOptions
+    @OptionGroup(title: "Native sign-in API and email links") var native: NativeAuthOptions
 
     func run() async throws {
         var flags = storage.flags
@@ -105,6 +105,7 @@ struct NativeAuthOptions: ParsableArguments {
     @Option(help: "How long a continuation token works (default 10m).") var continuationTokenLifetime: String?
     @Option(help: "required or optional (default): whether sign-up needs a password.") var signupPassword: String?
     @Option(help: #"Sign-up attributes as a JSON array, e.g. '[{"name":"given_name","required":true}]'."#) var signupAttributes: String?
+    @Option(help: "How long an email sign-in link works (default 1h).") var emailLinkLifetime: String?
 
     var flags: [String: String] {
         var flags: [String: String] = [:]
@@ -117,6 +118,7 @@ struct NativeAuthOptions: ParsableArguments {
         flags["continuation-token-lifetime"] = continuationTokenLifetime
         flags["signup-password"] = signupPassword
         flags["signup-attributes"] = signupAttributes
+        flags["email-link-lifetime"] = emailLinkLifetime
         return flags
     }
 }
@@ -176,6 +178,10 @@ struct Clients: AsyncParsableCommand {
         @Option(help: "A JWK or JWK Set file: the client authenticates with private_key_jwt.") var jwks: String?
         @Option(help: "An extra iss accepted in its client assertions (Sign in with Apple style: the team id).") var assertionIssuer: String?
         @Flag(help: "Pairwise subject identifiers for this client.") var pairwise = false
+        @Option(help: "A domain email links may return to as continue_url (repeatable; redirect URI hosts are allowed too).")
+        var linkDomain: [String] = []
+        @Option(help: "An iOS app that opens email links: TEAMID.bundle.id (repeatable).") var iosApp: [String] = []
+        @Option(help: "An Android app that opens email links: PACKAGE=SHA256_CERT_FINGERPRINT (repeatable).") var androidApp: [String] = []
         @Flag(help: "Print the client as JSON.") var json = false
 
         func run() async throws {
@@ -189,7 +195,20 @@ struct Clients: AsyncParsableCommand {
             registration.firstParty = firstParty
             registration.assertionIssuer = assertionIssuer
             registration.pairwise = pairwise
+            registration.appLinks.linkDomains = linkDomain
+            registration.appLinks.appleAppIDs = iosApp
             do {
+                for entry in androidApp {
+                    guard let equals = entry.firstIndex(of: "=") else {
+                        throw ConfigurationError("--android-app takes PACKAGE=SHA256_CERT_FINGERPRINT, not '\(entry)'")
+                    }
+                    let package = String(entry[..<equals]), fingerprint = String(entry[entry.index(after: equals)...]).uppercased()
+                    if let index = registration.appLinks.androidApps.firstIndex(where: { $0.packageName == package }) {
+                        registration.appLinks.androidApps[index].certificateFingerprints.append(fingerprint)
+                    } else {
+                        registration.appLinks.androidApps.append(.init(packageName: package, certificateFingerprints: [fingerprint]))
+                    }
+                }
                 if let jwks {
                     guard let data = FileManager.default.contents(atPath: jwks) else { throw ConfigurationError("cannot read \(jwks)") }
                     registration.jwks = try JWKSet.parse(data)
@@ -253,13 +272,15 @@ struct Users: AsyncParsableCommand {
     }
 
     struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create a user with a verified email.")
+        static let configuration = CommandConfiguration(abstract: "Create a user (with a verified email unless --unverified).")
 
         @OptionGroup var storage: StorageOptions
         @Argument(help: "The user's email address.") var email: String
         @Flag(help: "Read the password from standard input (first line).") var passwordStdin = false
         @Option(help: "The user's full name (the name claim).") var name: String?
         @Option(help: "A JSON file of profile claims, e.g. {\"given_name\": \"Anna\", \"birthdate\": \"1990-05-01\"}.") var profile: String?
+        @Flag(help: "The email address was not verified (an imported account): the first email-link sign-in removes the password.")
+        var unverified = false
         @Flag(help: "Print the user as JSON.") var json = false
 
         func run() async throws {
@@ -271,7 +292,7 @@ struct Users: AsyncParsableCommand {
             try await Users.run {
                 let claims = try Users.profile(profile)
                 let user = try await withProvider(storage.flags) {
-                    try await $0.createUser(email: email, password: password, name: name, profile: claims)
+                    try await $0.createUser(email: email, password: password, name: name, profile: claims, emailVerified: !unverified)
                 }
                 if json { try Users.printUser(user, json: true) } else { print("user \(user.id) <\(user.email)> created") }
             }

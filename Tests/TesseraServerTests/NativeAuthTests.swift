@@ -226,6 +226,41 @@ struct NativeAuthTests {
         }
     }
 
+    @Test("steps out of order: a password before the code is refused, a password sign-up an app can't finish goes to the browser")
+    func stepsOutOfOrder() async throws {
+        try await withNativeApp(configure: { $0.nativeAuth.signUpPasswordRequired = true }) { app in
+            let continuation = try await app.startSignUp("dan@example.com")
+            let early = try await app.post("/signup/v1.0/continue", [("continuation_token", continuation), ("grant_type", "password"),
+                                                                     ("password", "a long and unusual passphrase")])
+            #expect(early.json["error"] == "invalid_request" && early.errorDescription.contains("Verify the email address first"))
+            // The token survived the refused step.
+            let verified = try await app.post("/signup/v1.0/continue", [("continuation_token", continuation), ("grant_type", "oob"),
+                                                                        ("oob", try await app.code(for: "dan@example.com"))])
+            #expect(verified.json["error"] == "credential_required")
+
+            let start = try await app.post("/signup/v1.0/start", [("username", "erin@example.com"), ("challenge_type", "oob redirect")])
+            let challenge = try await app.post("/signup/v1.0/challenge", [("continuation_token", try token(start))])
+            let codeOnly = try await app.post("/signup/v1.0/continue", [("continuation_token", try token(challenge)), ("grant_type", "oob"),
+                                                                        ("oob", try await app.code(for: "erin@example.com"))])
+            #expect(codeOnly.status == .ok && codeOnly.json == ["challenge_type": "redirect"], "\(codeOnly.body.text)")
+            #expect(try await app.provider.store.user(email: "erin@example.com") == nil)
+        }
+    }
+
+    @Test("once a sign-in code was sent, asking again sends another code even to an account with a password")
+    func resendStaysCode() async throws {
+        let clock = ManualClock()
+        try await withNativeApp(clock: clock) { app in
+            let initiate = try await app.post("/oauth2/v2.0/initiate", [("username", "alice@example.com"), ("challenge_type", "oob password redirect")])
+            let code = try await app.post("/oauth2/v2.0/challenge", [("continuation_token", try token(initiate)), ("challenge_type", "oob redirect")])
+            #expect(code.json["challenge_type"] == "oob")
+            clock.advance(by: 61)
+            let resent = try await app.post("/oauth2/v2.0/challenge", [("continuation_token", try token(code)),
+                                                                       ("challenge_type", "oob password redirect")])
+            #expect(resent.json["challenge_type"] == "oob", "\(resent.body.text)")
+        }
+    }
+
     @Test("codes are limited per hour per address")
     func hourlyCodeLimit() async throws {
         let clock = ManualClock()

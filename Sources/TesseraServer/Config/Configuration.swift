@@ -45,6 +45,8 @@ public struct ServerConfiguration: Sendable {
 
     /// The native sign-in API: one-time codes, continuation tokens, sign-up requirements.
     public var nativeAuth = NativeAuthSettings()
+    /// How long an email sign-in link works (seconds).
+    public var emailLinkLifetime: Int64 = 3600
 
     public init() {}
 
@@ -76,7 +78,7 @@ public struct ServerConfiguration: Sendable {
         }
         for (name, value) in [("access token", accessTokenLifetime), ("ID token", idTokenLifetime),
                               ("authorization code", authorizationCodeLifetime), ("refresh token", refreshTokenLifetime),
-                              ("session", sessionLifetime)] where value <= 0 {
+                              ("session", sessionLifetime), ("email link", emailLinkLifetime)] where value <= 0 {
             throw ConfigurationError("the \(name) lifetime must be positive")
         }
         try nativeAuth.validate()

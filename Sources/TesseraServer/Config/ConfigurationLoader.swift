@@ -14,7 +14,7 @@ public struct ConfigurationLoader {
         "refresh-token-lifetime", "authorization-code-lifetime", "session-lifetime",
         "login-failures-per-account", "login-failures-per-address",
         "otp-length", "otp-lifetime", "otp-max-attempts", "otp-resend-interval", "otp-per-email-per-hour", "otp-per-address-per-hour",
-        "continuation-token-lifetime", "signup-password", "signup-attributes",
+        "continuation-token-lifetime", "signup-password", "signup-attributes", "email-link-lifetime",
     ]
 
     var values: [String: String] = [:]
@@ -93,6 +93,7 @@ public struct ConfigurationLoader {
         }
         if let value = self["session-lifetime"] { configuration.sessionLifetime = try Self.duration(value, "session-lifetime") }
         try readNativeAuth(into: &configuration.nativeAuth)
+        if let value = self["email-link-lifetime"] { configuration.emailLinkLifetime = try Self.duration(value, "email-link-lifetime") }
         try configuration.validate()
         return configuration
     }

@@ -36,6 +36,8 @@ public struct Client: Sendable, Equatable {
     public var assertionIssuer: String?
     public var subjectType: SubjectType
     public var createdAt: Int64
+    /// Where email links may send users back, and the apps that open them.
+    public var appLinks = ClientAppLinks()
 
     public var isPublic: Bool { authMethod == .none }
 
@@ -134,4 +136,34 @@ public struct Grant: Sendable, Equatable {
     public var createdAt: Int64
     public var expiresAt: Int64
     public var revokedAt: Int64?
+}
+
+/// A client's email-link settings: the domains a `continue_url` may be on, and its mobile
+/// apps, which make the links universal links (iOS) and app links (Android).
+public struct ClientAppLinks: Sendable, Equatable, Codable {
+    /// Hosts a `continue_url` may use (besides those of the redirect URIs).
+    public var linkDomains: [String] = []
+    /// `TEAMID.bundle.id` of each iOS app.
+    public var appleAppIDs: [String] = []
+    public var androidApps: [AndroidApp] = []
+
+    public struct AndroidApp: Sendable, Equatable, Codable {
+        public var packageName: String
+        /// SHA-256 fingerprints of the signing certificates, `AA:BB:…` (32 bytes).
+        public var certificateFingerprints: [String]
+
+        public init(packageName: String, certificateFingerprints: [String]) {
+            self.packageName = packageName
+            self.certificateFingerprints = certificateFingerprints
+        }
+    }
+
+    public init() {}
+
+    var isEmpty: Bool { linkDomains.isEmpty && appleAppIDs.isEmpty && androidApps.isEmpty }
+
+    /// The iOS bundle ids (the part after the team id).
+    var appleBundleIDs: [String] {
+        appleAppIDs.compactMap { id in id.firstIndex(of: ".").map { String(id[id.index(after: $0)...]) } }
+    }
 }

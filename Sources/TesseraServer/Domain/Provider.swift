@@ -26,6 +26,8 @@ public final class Provider: Sendable {
     let mailDelivery: OutboxDelivery
     /// The native sign-in API's flows.
     let nativeAuth: NativeAuthenticator
+    /// Email-link sign-in.
+    let emailLinks: EmailLinks
 
     /// Opens the database, applies migrations and loads (or creates) the signing keys.
     public static func start(_ configuration: ServerConfiguration, clock: WallClock = .system, logger: Logger) async throws -> Provider {
@@ -93,6 +95,8 @@ public final class Provider: Sendable {
             settings: configuration.nativeAuth, enumerationProtection: configuration.enumerationProtection, store: store,
             passwords: passwords, policy: PasswordPolicy(), passwordSignIn: passwordSignIn, mailer: mailer, templates: mailTemplates,
             tokens: userTokens, issuerHost: URLComponents(string: issuer)?.host ?? issuer, clock: clock, logger: logger)
+        emailLinks = EmailLinks(lifetime: configuration.emailLinkLifetime, issuer: issuer, store: store, native: nativeAuth,
+                                clock: clock, logger: logger)
     }
 
     /// Starts a provider, runs `body` with it, and shuts it down whatever happens.
@@ -129,6 +133,8 @@ public final class Provider: Sendable {
         public var jwks: JWKSet?
         public var assertionIssuer: String?
         public var pairwise = false
+        /// Email-link settings: continue-URL domains, iOS and Android apps.
+        public var appLinks = ClientAppLinks()
         public init(name: String, redirectURIs: [String]) {
             self.name = name
             self.redirectURIs = redirectURIs
@@ -149,8 +155,38 @@ public final class Provider: Sendable {
             grantTypes: registration.grantTypes, scopes: ScopeSet(registration.scopes), firstParty: registration.firstParty,
             jwks: registration.jwks, assertionIssuer: registration.assertionIssuer,
             subjectType: registration.pairwise ? .pairwise : .public, createdAt: clock.now())
-        try await store.insert(client)
-        return (client, secret)
+        var registered = client
+        registered.appLinks = registration.appLinks
+        try await store.insert(registered)
+        return (registered, secret)
+    }
+
+    static func validate(_ links: ClientAppLinks) throws {
+        for domain in links.linkDomains {
+            guard !domain.isEmpty, domain.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" }), !domain.hasPrefix("."),
+                  !domain.hasSuffix(".") else {
+                throw ConfigurationError("'\(domain)' is not a domain name (give the host only, e.g. app.example.com)")
+            }
+        }
+        for appID in links.appleAppIDs {
+            let parts = appID.split(separator: ".", maxSplits: 1)
+            guard parts.count == 2, parts[0].count == 10, parts[0].allSatisfy({ $0.isASCII && ($0.isUppercase || $0.isNumber) }),
+                  parts[1].contains(".") else {
+                throw ConfigurationError("'\(appID)' is not an iOS app id: TEAMID.bundle.id, the team id being 10 characters (ABCDE12345.com.example.app)")
+            }
+        }
+        for app in links.androidApps {
+            guard app.packageName.split(separator: ".").count >= 2,
+                  app.packageName.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "_") }) else {
+                throw ConfigurationError("'\(app.packageName)' is not an Android package name (com.example.app)")
+            }
+            for fingerprint in app.certificateFingerprints {
+                let bytes = fingerprint.split(separator: ":")
+                guard bytes.count == 32, bytes.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isHexDigit) }) else {
+                    throw ConfigurationError("'\(fingerprint)' is not a SHA-256 certificate fingerprint (32 hex bytes separated by colons)")
+                }
+            }
+        }
     }
 
     static func validate(_ registration: ClientRegistration) throws {
@@ -184,6 +220,7 @@ public final class Provider: Sendable {
         if let secret = registration.secret, secret.count < 32 {
             throw ConfigurationError("a client secret must be at least 32 characters (leave --secret out to generate one)")
         }
+        try validate(registration.appLinks)
         if registration.jwks != nil && registration.secret != nil {
             throw ConfigurationError("a client authenticates either with a secret or with its keys, not both")
         }

@@ -112,7 +112,8 @@ struct AuthorizationEndpoint {
                    email: String?, message: String?, status: HTTPResponse.Status) -> Response {
         let (csrf, cookie) = CSRF.token(for: request, secure: provider.configuration.secureCookies)
         let html = pages.login(language: language(for: request, locales: authorization.uiLocales), clientName: client.name,
-                               interaction: interaction, csrf: csrf, email: email, message: message)
+                               interaction: interaction, csrf: csrf, email: email, message: message,
+                               linkAction: EmailLinkEndpoints.loginPath)
         var response = Responses.html(html, status: status, formTargets: [authorization.redirectURI])
         if let cookie { response.setCookie(cookie) }
         return response

@@ -44,6 +44,8 @@ struct DiscoveryEndpoint {
             ($0.metadataName, JSONValue.string(issuer + $0.rawValue))
         }))
         members["native_authentication_openapi"] = .string(issuer + NativeAuthEndpoints.openAPIPath)
+        members["email_link_send_endpoint"] = .string(issuer + EmailLinkEndpoints.sendPath)
+        members["email_link_complete_endpoint"] = .string(issuer + EmailLinkEndpoints.completePath)
         document = try CanonicalJSON.encode(members)
     }
 

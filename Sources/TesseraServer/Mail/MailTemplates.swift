@@ -80,6 +80,8 @@ public struct MailTemplates: Sendable {
         "password-reset-code": passwordResetCode,
         "account-exists": accountExists,
         "password-changed": passwordChanged,
+        // Email-link sign-in (EmailLinkMailTemplates.swift).
+        "sign-in-link": signInLink,
     ]
 
     // MARK: Templates

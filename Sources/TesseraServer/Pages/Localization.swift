@@ -41,6 +41,9 @@ public enum PageLanguage: String, Sendable, CaseIterable {
         case formPostTitle, formPostContinue, sessionExpired
         case scopeSensitive, scopeEssential
         case accountTitle, accountApps, accountNoApps, accountRevoke
+        case or, emailMeALink, linkSentTitle, linkSentIntro, linkSentInstructions, linkSentNotReceived, linkSendThrottled
+        case linkConfirmEmailTitle, linkOtherDevice, linkContinueAs, linkEmailMismatch
+        case linkInvalidTitle, linkInvalid, signedInTitle, signedIn, enterEmail
     }
 
     static let english: [Key: String] = [
@@ -59,6 +62,19 @@ public enum PageLanguage: String, Sendable, CaseIterable {
         .scopeSensitive: "sensitive", .scopeEssential: "required by the app",
         .accountTitle: "Your account", .accountApps: "Apps you allowed", .accountNoApps: "You haven't allowed any app to see your data.",
         .accountRevoke: "Remove access",
+        .or: "or", .emailMeALink: "Email me a sign-in link",
+        .linkSentTitle: "Check your email", .linkSentIntro: "If this address can receive mail, a sign-in link is on its way to",
+        .linkSentInstructions: "Open the link on this device to continue. It works once, for {minutes} minutes.",
+        .linkSentNotReceived: "Nothing arrived? Look in the spam folder, or go back and ask for a new link in a minute.",
+        .linkSendThrottled: "Too many links were sent to this address. Wait a while, or sign in with your password.",
+        .linkConfirmEmailTitle: "Confirm your email",
+        .linkOtherDevice: "You opened the sign-in link on a different device or browser than the one that asked for it. Enter the email address the link was sent to.",
+        .linkContinueAs: "Continue as",
+        .linkEmailMismatch: "This is not the address the link was sent to.",
+        .linkInvalidTitle: "This link can't be used",
+        .linkInvalid: "The sign-in link has expired or was already used. Go back to the app and ask for a new one.",
+        .signedInTitle: "You're signed in", .signedIn: "You can close this page and return to the app.",
+        .enterEmail: "Enter your email address.",
     ]
 
     static let russian: [Key: String] = [
@@ -77,6 +93,19 @@ public enum PageLanguage: String, Sendable, CaseIterable {
         .scopeSensitive: "чувствительные данные", .scopeEssential: "обязательно для приложения",
         .accountTitle: "Ваша учётная запись", .accountApps: "Приложения с доступом к данным",
         .accountNoApps: "Вы не разрешали приложениям доступ к своим данным.", .accountRevoke: "Отозвать доступ",
+        .or: "или", .emailMeALink: "Прислать ссылку для входа",
+        .linkSentTitle: "Проверьте почту", .linkSentIntro: "Если этот адрес принимает почту, ссылка для входа уже отправлена на",
+        .linkSentInstructions: "Откройте ссылку на этом устройстве, чтобы продолжить. Она сработает один раз и действует {minutes} мин.",
+        .linkSentNotReceived: "Письма нет? Проверьте папку «Спам» или вернитесь и запросите новую ссылку через минуту.",
+        .linkSendThrottled: "На этот адрес отправлено слишком много ссылок. Подождите или войдите с паролем.",
+        .linkConfirmEmailTitle: "Подтвердите адрес",
+        .linkOtherDevice: "Вы открыли ссылку для входа не на том устройстве или не в том браузере, где её запросили. Введите адрес электронной почты, на который пришла ссылка.",
+        .linkContinueAs: "Продолжить как",
+        .linkEmailMismatch: "Ссылка была отправлена на другой адрес.",
+        .linkInvalidTitle: "Ссылка недействительна",
+        .linkInvalid: "Срок действия ссылки для входа истёк или она уже использована. Вернитесь в приложение и запросите новую.",
+        .signedInTitle: "Вы вошли", .signedIn: "Можно закрыть эту страницу и вернуться в приложение.",
+        .enterEmail: "Введите адрес электронной почты.",
     ]
 
     /// How a scope is described on the consent page: the catalogue's words, or the scope

@@ -23,13 +23,37 @@ public struct PageRenderer: Sendable {
         return html
     }
 
+    /// `linkAction`: where "email me a link" posts, when the page offers it.
     func login(language: PageLanguage, action: String = "/login", clientName: String?, interaction: String?, csrf: String,
-               email: String?, message: String?) -> String {
+               email: String?, message: String?, linkAction: String? = nil) -> String {
         render("login", [
             "title": language.text(.signInTitle), "signInTo": language.text(.signInTo), "clientName": clientName ?? "",
             "action": action, "interaction": interaction ?? "", "csrf": csrf, "email": email ?? "", "message": message ?? "",
             "emailLabel": language.text(.email), "passwordLabel": language.text(.password), "submit": language.text(.signIn),
+            "linkAction": linkAction ?? "", "or": language.text(.or), "emailLink": language.text(.emailMeALink),
         ], language: language)
+    }
+
+    func emailLinkSent(language: PageLanguage, email: String, minutes: Int) -> String {
+        render("emaillinksent", [
+            "title": language.text(.linkSentTitle), "intro": language.text(.linkSentIntro), "email": email,
+            "instructions": language.text(.linkSentInstructions).replacingOccurrences(of: "{minutes}", with: String(minutes)),
+            "notReceived": language.text(.linkSentNotReceived),
+        ], language: language)
+    }
+
+    /// `email` is shown only on the device that asked for the link; elsewhere `askEmail`.
+    func emailLinkConfirm(language: PageLanguage, action: String, oobCode: String, csrf: String, email: String?, message: String?) -> String {
+        render("emaillinkconfirm", [
+            "title": language.text(email == nil ? .linkConfirmEmailTitle : .signInTitle),
+            "intro": language.text(email == nil ? .linkOtherDevice : .linkContinueAs), "email": email ?? "",
+            "askEmail": email == nil, "action": action, "oobCode": oobCode, "csrf": csrf, "message": message ?? "",
+            "emailLabel": language.text(.email), "submit": language.text(.signIn),
+        ], language: language)
+    }
+
+    func message(language: PageLanguage, title: PageLanguage.Key, message: PageLanguage.Key, detail: String? = nil) -> String {
+        render("message", ["title": language.text(title), "message": language.text(message), "detail": detail ?? ""], language: language)
     }
 
     func consent(language: PageLanguage, clientName: String, interaction: String, csrf: String, email: String, scopes: ScopeSet,

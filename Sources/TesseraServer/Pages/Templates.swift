@@ -4,6 +4,7 @@ enum Templates {
     static let all: [String: String] = [
         "header": header, "footer": footer, "login": login, "consent": consent, "error": error,
         "logout": logout, "loggedout": loggedOut, "formpost": formPost, "account": account,
+        "emaillinksent": emailLinkSent, "emaillinkconfirm": emailLinkConfirm, "message": message,
     ]
 
     static let header = """
@@ -42,7 +43,45 @@ enum Templates {
     <label for="password">{{passwordLabel}}</label>
     <input id="password" name="password" type="password" autocomplete="current-password" required{{#email}} autofocus{{/email}}>
     <button type="submit">{{submit}}</button>
+    {{#linkAction}}<p class="divider"><span>{{or}}</span></p>
+    <button type="submit" class="secondary" formaction="{{linkAction}}" formnovalidate>{{emailLink}}</button>{{/linkAction}}
     </form>
+    {{> footer}}
+    """
+
+    /// After "email me a link": the same words whether or not the address has an account.
+    static let emailLinkSent = """
+    {{> header}}
+    <h1>{{title}}</h1>
+    <p>{{intro}} <strong>{{email}}</strong>.</p>
+    <p>{{instructions}}</p>
+    <p class="muted">{{notReceived}}</p>
+    {{> footer}}
+    """
+
+    /// Opening a sign-in link: one button on the device that asked for it, the email
+    /// address again on any other.
+    static let emailLinkConfirm = """
+    {{> header}}
+    <h1>{{title}}</h1>
+    {{#message}}<p class="alert" role="alert" id="form-error">{{message}}</p>{{/message}}
+    <p>{{intro}}{{#email}} <strong>{{email}}</strong>{{/email}}</p>
+    <form method="post" action="{{action}}" novalidate>
+    <input type="hidden" name="oob_code" value="{{oobCode}}">
+    <input type="hidden" name="csrf_token" value="{{csrf}}">
+    {{#askEmail}}<label for="email">{{emailLabel}}</label>
+    <input id="email" name="email" type="email" autocomplete="username" required autofocus{{#message}} aria-describedby="form-error" aria-invalid="true"{{/message}}>{{/askEmail}}
+    <button type="submit">{{submit}}</button>
+    </form>
+    {{> footer}}
+    """
+
+    /// A page that only says something: signed in, link expired.
+    static let message = """
+    {{> header}}
+    <h1>{{title}}</h1>
+    <p>{{message}}</p>
+    {{#detail}}<p class="muted">{{detail}}</p>{{/detail}}
     {{> footer}}
     """
 
@@ -158,5 +197,7 @@ enum Templates {
     h2 { font-size: 1.1rem; margin: 24px 0 8px; } h3 { font-size: 1rem; margin: 0 0 4px; }
     .app { border-top: 1px solid var(--border); padding: 16px 0; } .app button { margin-top: 8px; }
     a { color: var(--accent); }
+    .divider { display: flex; align-items: center; gap: 12px; margin: 20px 0 -8px; color: var(--muted); font-size: .9rem; }
+    .divider::before, .divider::after { content: ""; flex: 1; border-top: 1px solid var(--border); }
     """
 }

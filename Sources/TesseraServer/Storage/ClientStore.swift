@@ -6,13 +6,15 @@ import TesseraCore
 public protocol ClientStore: Sendable {
     func client(id: String) async throws -> Client?
     func insert(_ client: Client) async throws
+    /// The app-link settings of every client that has some (for the association files).
+    func clientAppLinks() async throws -> [ClientAppLinks]
 }
 
 extension SQLStore: ClientStore {
     public func client(id: String) async throws -> Client? {
         try await database.withDatabase { db -> Client? in
             guard let row = try await db.raw("SELECT * FROM clients WHERE id = \(bind: id)").first() else { return nil }
-            return Client(
+            var client = Client(
                 id: try row.string("id"), name: try row.string("name"), secretHash: try row.optionalString("secret_hash"),
                 authMethod: ClientAuthMethod(rawValue: try row.string("auth_method")) ?? .clientSecretBasic,
                 redirectURIs: try row.json("redirect_uris", as: [String].self),
@@ -23,21 +25,34 @@ extension SQLStore: ClientStore {
                 assertionIssuer: try row.optionalString("assertion_issuer"),
                 subjectType: SubjectType(rawValue: try row.string("subject_type")) ?? .public,
                 createdAt: try row.int("created_at"))
+            if let links = try row.optionalString("app_links") {
+                client.appLinks = try JSONDecoder().decode(ClientAppLinks.self, from: Data(links.utf8))
+            }
+            return client
+        }
+    }
+
+    public func clientAppLinks() async throws -> [ClientAppLinks] {
+        try await database.withDatabase { db in
+            try await db.raw("SELECT app_links FROM clients WHERE app_links IS NOT NULL ORDER BY created_at, id").all().map {
+                try JSONDecoder().decode(ClientAppLinks.self, from: Data(try $0.string("app_links").utf8))
+            }
         }
     }
 
     public func insert(_ client: Client) async throws {
         let redirects = try jsonText(client.redirectURIs), logouts = try jsonText(client.postLogoutRedirectURIs)
         let grants = try jsonText(client.grantTypes), jwks = try client.jwks.map(jsonText)
+        let appLinks = client.appLinks.isEmpty ? nil : try jsonText(client.appLinks)
         do {
             try await database.withDatabase { db in
                 try await db.raw("""
                     INSERT INTO clients (id, name, secret_hash, auth_method, redirect_uris, post_logout_redirect_uris,
-                        grant_types, scopes, first_party, jwks, assertion_issuer, subject_type, created_at)
+                        grant_types, scopes, first_party, jwks, assertion_issuer, subject_type, created_at, app_links)
                     VALUES (\(bind: client.id), \(bind: client.name), \(bind: client.secretHash), \(bind: client.authMethod.rawValue),
                         \(bind: redirects), \(bind: logouts), \(bind: grants), \(bind: client.scopes.description),
                         \(bind: client.firstParty), \(bind: jwks), \(bind: client.assertionIssuer),
-                        \(bind: client.subjectType.rawValue), \(bind: client.createdAt))
+                        \(bind: client.subjectType.rawValue), \(bind: client.createdAt), \(bind: appLinks))
                     """).run()
             }
         } catch where isUniqueViolation(error) {

@@ -195,8 +195,6 @@ extension SQLStore: GrantStore {
     public func recordAssertion(clientID: String, jti: String, expiresAt: Int64, now: Int64) async throws -> Bool {
         try await database.transaction { db in
             try await db.raw("DELETE FROM client_assertions WHERE expires_at < \(bind: now)").run()
-            try await db.raw("DELETE FROM native_flows WHERE expires_at < \(bind: now)").run()
-            try await db.raw("DELETE FROM code_sends WHERE sent_at < \(bind: now - 86_400)").run()
             let inserted = try await db.raw("""
                 INSERT INTO client_assertions (client_id, jti, expires_at) VALUES (\(bind: clientID), \(bind: jti), \(bind: expiresAt))
                 ON CONFLICT (client_id, jti) DO NOTHING RETURNING jti
@@ -226,6 +224,7 @@ extension SQLStore: Housekeeping {
             try await db.raw("DELETE FROM revoked_access_tokens WHERE expires_at < \(bind: now)").run()
             try await db.raw("DELETE FROM client_assertions WHERE expires_at < \(bind: now)").run()
             try await db.raw("DELETE FROM native_flows WHERE expires_at < \(bind: now)").run()
+            try await db.raw("DELETE FROM email_links WHERE expires_at < \(bind: horizon)").run()
             try await db.raw("DELETE FROM code_sends WHERE sent_at < \(bind: now - 86_400)").run()
         }
     }

@@ -189,6 +189,27 @@ enum Migrations {
             "CREATE INDEX code_sends_email ON code_sends (email, sent_at)",
             "CREATE INDEX code_sends_address ON code_sends (client_address, sent_at)",
         ]),
+        // Email-link sign-in (Flows/EmailLink/): the links sent, by the hash of their code; and
+        // each client's app-link settings (continue-URL domains, iOS and Android apps).
+        Migration(version: 4, name: "email_links", statements: [
+            """
+            CREATE TABLE email_links (
+                code_hash TEXT PRIMARY KEY,
+                client_id TEXT NOT NULL REFERENCES clients(id) ON DELETE CASCADE,
+                email TEXT NOT NULL,
+                continue_url TEXT,
+                handle_in_app BOOLEAN NOT NULL,
+                interaction TEXT,
+                device_hash TEXT,
+                language TEXT NOT NULL,
+                wrong_attempts BIGINT NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                used_at BIGINT)
+            """,
+            "CREATE INDEX email_links_expiry ON email_links (expires_at)",
+            "ALTER TABLE clients ADD COLUMN app_links TEXT",
+        ]),
     ]
 
     /// Brings the schema up to date; safe to call from several processes at once.

@@ -93,9 +93,7 @@ extension SQLStore: NativeFlowStore {
                 UPDATE users SET password_hash = \(bind: passwordHash), email_verified = \(bind: true), updated_at = \(bind: now)
                 WHERE id = \(bind: userID)
                 """).run()
-            try await db.raw("UPDATE sessions SET revoked_at = \(bind: now) WHERE user_id = \(bind: userID) AND revoked_at IS NULL").run()
-            let grants = try await db.raw("SELECT id FROM grants WHERE user_id = \(bind: userID) AND revoked_at IS NULL").all()
-            for row in grants { try await Self.revokeGrant(id: try row.string("id"), now: now, on: db) }
+            try await Self.revokeEverything(userID: userID, now: now, on: db)
             return true
         }
     }

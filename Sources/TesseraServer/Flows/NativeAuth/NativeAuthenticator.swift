@@ -45,18 +45,18 @@ struct NativeAuthenticator: Sendable {
         let email = try username(parameters)
         guard challenges.contains(.oob) else { return .redirect }
         var flow = newFlow(.signUp, email: email, challenges: challenges, caller: caller)
+        if try await store.user(email: email) != nil {
+            guard enumerationProtection else {
+                throw NativeAuthError("user_already_exists", "An account with this email address already exists.", errorCodes: [1003037])
+            }
+            flow.accountExists = true
+        }
         if let password = parameters["password"] {
             try checkPassword(password, email: email)
             flow.passwordHash = try await passwords.hash(password)
         }
         if let attributes = parameters["attributes"] {
             flow.attributes = try settings.signUpAttributes.parse(attributes).get()
-        }
-        if try await store.user(email: email) != nil {
-            guard enumerationProtection else {
-                throw NativeAuthError("user_already_exists", "An account with this email address already exists.", errorCodes: [1003037])
-            }
-            flow.accountExists = true
         }
         return try await begin(flow)
     }
@@ -92,6 +92,9 @@ struct NativeAuthenticator: Sendable {
             }
             try await checkCode(&flow, token: token, parameters: parameters)
             flow.amr = ["otp"]
+        case "password" where !flow.emailVerified, "attributes" where !flow.emailVerified:
+            throw NativeAuthError.invalidRequest("Verify the email address first: send the code with grant_type=oob, then the "
+                                                 + "\(grantType). (A password and attributes can also go with /signup/v1.0/start.)")
         case "password":
             let password = try required(parameters, "password")
             try checkPassword(password, email: flow.email)
@@ -108,11 +111,9 @@ struct NativeAuthenticator: Sendable {
     /// What the sign-up still needs once the address is verified, or the account.
     func finishSignUpIfReady(_ flow: NativeFlow, from token: String) async throws -> NativeAuthAnswer {
         var flow = flow
-        guard flow.emailVerified else {
-            // A password or attributes before the code: kept until the address is verified.
-            return try await advance(flow, from: token, members: [:])
-        }
         if flow.passwordHash == nil && settings.signUpPasswordRequired {
+            // The app can't take a password: the hosted pages finish the sign-up.
+            guard flow.challengeTypes.contains(Challenge.password.rawValue) else { return .redirect }
             let next = try await advance(flow, from: token, members: [:])
             throw NativeAuthError("credential_required", "Choose a password to finish signing up.", errorCodes: [55103],
                                   extra: ["continuation_token": next.members["continuation_token"] ?? .null])
@@ -175,7 +176,8 @@ struct NativeAuthenticator: Sendable {
         let user = try await flow.userID.asyncMap { try await store.user(id: $0) } ?? nil
         // An address without an account is answered as one with a password would be.
         let hasPassword = user.map { $0.passwordHash != nil } ?? true
-        if challenges.contains(.password) && hasPassword {
+        // Once a code was sent, asking again means "send another code".
+        if challenges.contains(.password) && hasPassword && flow.step != .codeSent {
             var next = flow
             next.step = .passwordRequested
             return try await advance(next, from: token, members: ["challenge_type": "password"])
@@ -221,15 +223,20 @@ struct NativeAuthenticator: Sendable {
                      caller: Caller) async throws -> TokenResponse {
         let scope = try scope(parameters, client: caller.client)
         guard try await store.advanceFlow(flow, from: tokenHash(token), to: nil) else { throw NativeAuthError.invalidToken("invalid_grant") }
+        return try await issueTokens(userID: userID, amr: amr, scope: scope, client: caller.client)
+    }
+
+    /// A new grant for the user, and its tokens, as the token endpoint answers them.
+    func issueTokens(userID: String, amr: [String], scope: ScopeSet, client: Client) async throws -> TokenResponse {
         let now = clock.now()
-        let grant = Grant(id: SecureRandom.token(bytes: 16), clientID: caller.client.id, userID: userID, scope: scope, authTime: now,
+        let grant = Grant(id: SecureRandom.token(bytes: 16), clientID: client.id, userID: userID, scope: scope, authTime: now,
                           amr: amr, sid: SecureRandom.token(bytes: 16), createdAt: now, expiresAt: now + tokens.issuer.refreshTokenLifetime)
         var refresh: (token: String, record: RefreshTokenRecord)?
-        if issuesRefreshToken(client: caller.client, scope: scope) {
-            refresh = tokens.issuer.refreshToken(grantID: grant.id, clientID: caller.client.id, notAfter: grant.expiresAt)
+        if issuesRefreshToken(client: client, scope: scope) {
+            refresh = tokens.issuer.refreshToken(grantID: grant.id, clientID: client.id, notAfter: grant.expiresAt)
         }
         try await store.insertGrant(grant, refreshToken: refresh?.record)
-        return try await tokens.response(grant: grant, client: caller.client, scope: scope, nonce: nil, refreshToken: refresh?.token)
+        return try await tokens.response(grant: grant, client: client, scope: scope, nonce: nil, refreshToken: refresh?.token)
     }
 
     /// The scopes asked for: the client's own, never a sensitive one (those need the consent page).
@@ -371,11 +378,7 @@ struct NativeAuthenticator: Sendable {
             throw NativeAuthError("slow_down", "A code was sent \(now - sentAt) s ago. Ask for another in \(wait) s.", status: 429,
                                   extra: ["retry_after": .int(wait)])
         }
-        let sent = try await store.codesSent(email: flow.email, clientAddress: caller.address, since: now - 3600)
-        if sent.toEmail >= settings.codesPerEmailPerHour || sent.fromAddress >= settings.codesPerAddressPerHour {
-            throw NativeAuthError("slow_down", "Too many codes were sent in the last hour. Try again later.", status: 429,
-                                  extra: ["retry_after": 3600])
-        }
+        try await checkHourlyLimits(email: flow.email, clientAddress: caller.address)
         var flow = flow
         let code = Self.randomDigits(settings.codeLength)
         // Nothing that is typed can match a code that was not sent.
@@ -395,6 +398,16 @@ struct NativeAuthenticator: Sendable {
             try await mail(template, to: flow.email, language: caller.language, values: values, flow: flow, expiresAt: flow.code?.expiresAt)
         }
         return answer
+    }
+
+    /// Codes and links sent per address and per client address in the last hour, against
+    /// their limits (counted in the database, so across nodes).
+    func checkHourlyLimits(email: String, clientAddress: String) async throws {
+        let sent = try await store.codesSent(email: email, clientAddress: clientAddress, since: clock.now() - 3600)
+        if sent.toEmail >= settings.codesPerEmailPerHour || sent.fromAddress >= settings.codesPerAddressPerHour {
+            throw NativeAuthError("slow_down", "Too many codes or links were sent in the last hour. Try again later.", status: 429,
+                                  extra: ["retry_after": 3600])
+        }
     }
 
     func mail(_ template: String, to email: String, language: PageLanguage, values: [String: Any], flow: NativeFlow,

@@ -1,0 +1,495 @@
+import Foundation
+import Synchronization
+import TesseraCore
+
+/// Sign-up, sign-in and password reset inside the app, without a browser: the app side of
+/// Tessera's native sign-in API (Microsoft Entra's native authentication protocol, the one
+/// MSAL's native auth SDKs speak; docs/native-auth.md).
+///
+/// Each entry point returns a result whose cases carry *state values*; a state offers exactly
+/// the moves that can follow it (`submitCode`, `resendCode`, `submitPassword`,
+/// `submitAttributes`, `signIn`), and each state value can be used once:
+///
+/// ```swift
+/// let auth = NativeAuthClient(issuer: URL(string: "https://id.example.com")!, clientId: "my-app")
+/// switch await auth.signUp(username: email, attributes: ["given_name": "Anna"]) {
+/// case .codeRequired(let state, let sentTo, _, let codeLength):
+///     // ask for the code sent to `sentTo`, then:
+///     if case .completed(let done) = await state.submitCode(code),
+///        case .completed(let result) = await done.signIn() {
+///         print(result.user?.email ?? "")
+///     }
+/// case .error(let error) where error.isUserAlreadyExists: ...
+/// default: ...
+/// }
+/// ```
+///
+/// The endpoints come from discovery (`native_authentication_endpoints`); ID tokens are
+/// validated exactly as ``OIDCClient`` validates them (signature against the JWKS, `iss`,
+/// `aud`, `azp`, `exp`/`iat`, `at_hash`), and a completed sign-in is an
+/// ``AuthorizationResult`` that ``AuthState/adopt(_:)`` turns into a stored, self-refreshing session.
+///
+/// The client holds no user state and is safe to share between tasks.
+public final class NativeAuthClient: Sendable {
+    /// What the client needs to know about itself and its provider.
+    public struct Configuration: Sendable {
+        /// The issuer identifier; discovery is at `issuer/.well-known/openid-configuration`.
+        public var issuer: URL
+        /// The client's `client_id`: a first-party public client.
+        public var clientId: String
+        /// The ways of proving who the user is that the app's screens handle (`challenge_type`).
+        /// ``NativeAuthChallengeType/redirect`` is always sent: the server needs it to tell the
+        /// app to continue in the browser.
+        public var challengeTypes: [NativeAuthChallengeType]
+        /// The scopes a sign-in asks for unless it names its own.
+        public var scopes: [String]
+        /// The redirect URI of the browser fallback (``oidc``), when the app has one.
+        public var redirectUri: String?
+        /// Seconds of clock difference tolerated when checking the ID token's `exp` and `iat`.
+        public var clockSkew: TimeInterval
+        /// How long ``ResetPasswordRequiredState/submitPassword(_:)`` waits for the reset to
+        /// complete (`poll_completion`) before giving up.
+        public var passwordResetTimeout: TimeInterval
+
+        /// A configuration; only the issuer and client id are required.
+        public init(issuer: URL, clientId: String, challengeTypes: [NativeAuthChallengeType] = [.oob, .password, .redirect],
+                    scopes: [String] = NativeAuthClient.defaultScopes, redirectUri: String? = nil, clockSkew: TimeInterval = 120,
+                    passwordResetTimeout: TimeInterval = 300) {
+            self.issuer = issuer
+            self.clientId = clientId
+            self.challengeTypes = challengeTypes
+            self.scopes = scopes
+            self.redirectUri = redirectUri
+            self.clockSkew = clockSkew
+            self.passwordResetTimeout = passwordResetTimeout
+        }
+    }
+
+    /// `openid profile email offline_access`: an ID token with the profile and address, and a
+    /// refresh token.
+    public static let defaultScopes = ["openid", "profile", "email", "offline_access"]
+
+    /// The client's configuration.
+    public let configuration: Configuration
+    /// The OpenID Connect client of the same `client_id` and provider: discovery, ID-token
+    /// validation, refresh, userinfo, revocation, and the browser flow to fall back to when
+    /// an error says ``NativeAuthStepError/isBrowserRequired``. Use it with ``AuthState``.
+    public let oidc: OIDCClient
+    let transport: any HTTPTransport
+    private let discoveryTap: DiscoveryTap
+
+    /// A client of `clientId` at `issuer`.
+    ///
+    /// - Parameters:
+    ///   - challengeTypes: what the app's screens handle; `[.oob, .password, .redirect]` by default.
+    ///   - scopes: what sign-ins ask for unless they say otherwise.
+    ///   - transport: how HTTP is sent; ``URLSessionTransport`` by default.
+    ///   - now: the clock for ID-token validation.
+    public convenience init(issuer: URL, clientId: String, challengeTypes: [NativeAuthChallengeType] = [.oob, .password, .redirect],
+                            scopes: [String] = NativeAuthClient.defaultScopes, transport: any HTTPTransport = URLSessionTransport(),
+                            now: @escaping @Sendable () -> Date = { Date() }) {
+        self.init(configuration: Configuration(issuer: issuer, clientId: clientId, challengeTypes: challengeTypes, scopes: scopes),
+                  transport: transport, now: now)
+    }
+
+    /// A client of `configuration`.
+    public init(configuration: Configuration, transport: any HTTPTransport = URLSessionTransport(),
+                now: @escaping @Sendable () -> Date = { Date() }) {
+        self.configuration = configuration
+        self.transport = transport
+        let tap = DiscoveryTap(inner: transport)
+        discoveryTap = tap
+        oidc = OIDCClient(configuration: .init(issuer: configuration.issuer, clientId: configuration.clientId,
+                                               redirectUri: configuration.redirectUri ?? "", scope: configuration.scopes.joined(separator: " "),
+                                               clockSkew: configuration.clockSkew),
+                          transport: tap, now: now)
+    }
+
+    // MARK: Entry points
+
+    /// Starts a sign-up for `username` (an email address): the server sends a code to it.
+    ///
+    /// - Parameters:
+    ///   - password: the password for the account, when the app asks for it up front;
+    ///     checked against the server's policy here (``SignUpStartError/isInvalidPassword``).
+    ///   - attributes: profile attributes by their configured names (`given_name`, `city`, ...);
+    ///     names the server doesn't collect are ignored, invalid values give
+    ///     ``SignUpStartError/isAttributesInvalid`` with ``NativeAuthStepError/invalidAttributes``.
+    /// - Returns: normally ``SignUpStartResult/codeRequired(_:sentTo:channel:codeLength:)``.
+    public func signUp(username: String, password: String? = nil, attributes: [String: JSONValue] = [:]) async -> SignUpStartResult {
+        do {
+            var parameters = [("username", username), ("challenge_type", challengeTypeList(configuration.challengeTypes))]
+            if let password { parameters.append(("password", password)) }
+            if !attributes.isEmpty { parameters.append(("attributes", Self.encode(attributes))) }
+            let start = try await post(.signUpStart, parameters)
+            let context = FlowContext(client: self, username: username, scopes: configuration.scopes)
+            return SignUpStartResult(try await signUpChallenge(start.continuationToken(), context: context))
+        } catch {
+            return .error(SignUpStartError(NativeAuthFailure(error)))
+        }
+    }
+
+    /// Starts a sign-in for `username` (an email address).
+    ///
+    /// With a `password` the SDK asks for the password challenge and sends it at once, so the
+    /// answer is ``SignInStartResult/completed(_:)`` or an error
+    /// (``SignInStartError/isInvalidPassword``). Without one the server chooses: a code
+    /// (``SignInStartResult/codeRequired(_:sentTo:channel:codeLength:)``) or, for an account
+    /// with a password when the app handles passwords, ``SignInStartResult/passwordRequired(_:)``.
+    /// A configuration with `challengeTypes: [.oob, .redirect]` always signs in by code.
+    ///
+    /// - Parameter scopes: what to ask for; the configuration's scopes when nil.
+    public func signIn(username: String, password: String? = nil, scopes: [String]? = nil) async -> SignInStartResult {
+        let context = FlowContext(client: self, username: username, scopes: scopes ?? configuration.scopes)
+        do {
+            let types = challengeTypeList(configuration.challengeTypes)
+            let initiate = try await post(.signInInitiate, [("username", username), ("challenge_type", types)])
+            let challenge = try await post(.signInChallenge, [("continuation_token", try initiate.continuationToken()),
+                                                              ("challenge_type", types)])
+            switch challenge.challengeType {
+            case "password":
+                let continuationToken = try challenge.continuationToken()
+                guard let password else {
+                    return .passwordRequired(SignInPasswordRequiredState(context: context, continuationToken: continuationToken))
+                }
+                return .completed(try await token(grant: "password", continuationToken: continuationToken,
+                                                  extra: [("password", password)], context: context))
+            case "oob":
+                let code = try CodeSent(challenge)
+                return .codeRequired(SignInCodeRequiredState(context: context, continuationToken: code.continuationToken),
+                                     sentTo: code.sentTo, channel: code.channel, codeLength: code.codeLength)
+            default:
+                throw NativeAuthFailure.invalidResponse("the sign-in challenge answered challenge_type '\(challenge.challengeType ?? "")'")
+            }
+        } catch {
+            return .error(SignInStartError(NativeAuthFailure(error)))
+        }
+    }
+
+    /// Starts a password reset for `username`: the server sends a code to it.
+    public func resetPassword(username: String) async -> ResetPasswordStartResult {
+        let context = FlowContext(client: self, username: username, scopes: configuration.scopes)
+        do {
+            let start = try await post(.resetStart, [("username", username), ("challenge_type", resetChallengeTypes)])
+            let code = try await resetChallenge(try start.continuationToken())
+            return .codeRequired(ResetPasswordCodeRequiredState(context: context, continuationToken: code.continuationToken),
+                                 sentTo: code.sentTo, channel: code.channel, codeLength: code.codeLength)
+        } catch {
+            return .error(ResetPasswordStartError(NativeAuthFailure(error)))
+        }
+    }
+
+    // MARK: Discovery
+
+    /// The native API's endpoints, from discovery's `native_authentication_endpoints` (fetched
+    /// once by ``oidc`` and cached with its metadata).
+    public func endpoints(forceRefresh: Bool = false) async throws -> NativeAuthEndpoints {
+        _ = try await oidc.discover(forceRefresh: forceRefresh)
+        guard let document = discoveryTap.document else {
+            _ = try await oidc.discover(forceRefresh: true)
+            guard let document = discoveryTap.document else { throw AuthError(.discovery, "the discovery document was not captured") }
+            return try NativeAuthEndpoints(discovery: document)
+        }
+        return try NativeAuthEndpoints(discovery: document)
+    }
+
+    // MARK: Steps shared by the states
+
+    /// `/signup/v1.0/challenge`: a code (first time, or again), or the password prompt.
+    func signUpChallenge(_ continuationToken: String, context: FlowContext) async throws -> SignUpNext {
+        let answer = try await post(.signUpChallenge, [("continuation_token", continuationToken),
+                                                       ("challenge_type", challengeTypeList(configuration.challengeTypes))])
+        switch answer.challengeType {
+        case "oob":
+            let code = try CodeSent(answer)
+            return .codeRequired(SignUpCodeRequiredState(context: context, continuationToken: code.continuationToken), code)
+        case "password":
+            return .passwordRequired(SignUpPasswordRequiredState(context: context, continuationToken: try answer.continuationToken()))
+        default:
+            throw NativeAuthFailure.invalidResponse("the sign-up challenge answered challenge_type '\(answer.challengeType ?? "")'")
+        }
+    }
+
+    /// `/signup/v1.0/continue`: done, or what the sign-up needs next. `credential_required`
+    /// is followed by the challenge that asks for the password, as MSAL does.
+    func signUpContinue(_ continuationToken: String, _ parameters: [(String, String)], context: FlowContext) async throws -> SignUpNext {
+        do {
+            let answer = try await post(.signUpContinue, [("continuation_token", continuationToken)] + parameters)
+            return .completed(SignInAfterSignUpState(context: context, continuationToken: try answer.continuationToken()))
+        } catch let failure as NativeAuthFailure where failure.error == "attributes_required" {
+            guard let next = failure.continuationToken else { throw NativeAuthFailure.invalidResponse("attributes_required without a continuation_token") }
+            guard !failure.requiredAttributes.isEmpty else { throw NativeAuthFailure.invalidResponse("attributes_required names no attribute") }
+            return .attributesRequired(SignUpAttributesRequiredState(context: context, continuationToken: next), failure.requiredAttributes)
+        } catch let failure as NativeAuthFailure where failure.error == "credential_required" {
+            guard let next = failure.continuationToken else { throw NativeAuthFailure.invalidResponse("credential_required without a continuation_token") }
+            return try await signUpChallenge(next, context: context)
+        }
+    }
+
+    /// `/resetpassword/v1.0/challenge`: sends the code (again).
+    func resetChallenge(_ continuationToken: String) async throws -> CodeSent {
+        let answer = try await post(.resetChallenge, [("continuation_token", continuationToken), ("challenge_type", resetChallengeTypes)])
+        guard answer.challengeType == "oob" else {
+            throw NativeAuthFailure.invalidResponse("the reset challenge answered challenge_type '\(answer.challengeType ?? "")'")
+        }
+        return try CodeSent(answer)
+    }
+
+    /// `/resetpassword/v1.0/submit`, then `poll_completion` every `poll_interval` seconds
+    /// until the reset succeeds, fails or takes longer than ``Configuration/passwordResetTimeout``.
+    func submitNewPassword(_ continuationToken: String, password: String, context: FlowContext) async throws -> ResetPasswordResult {
+        let submitted = try await post(.resetSubmit, [("continuation_token", continuationToken), ("new_password", password)])
+        var token = try submitted.continuationToken()
+        // As MSAL: an interval of 0 (or none) means 2 seconds.
+        let interval = max(submitted.body["poll_interval"]?.intValue.map { $0 > 0 ? Double($0) : 2 } ?? 2, 0.1)
+        let deadline = ContinuousClock.now + .seconds(configuration.passwordResetTimeout)
+        while true {
+            let poll = try await post(.resetPollCompletion, [("continuation_token", token)])
+            if let next = poll.body["continuation_token"]?.stringValue { token = next }
+            switch poll.body["status"]?.stringValue {
+            case "succeeded":
+                return .completed(SignInAfterResetPasswordState(context: context, continuationToken: try poll.continuationToken()))
+            case "failed":
+                var failure = NativeAuthFailure(.passwordResetFailed, "password_change_failed", "The server could not change the password.")
+                failure.correlationId = poll.correlationId
+                return .error(PasswordRequiredError(failure), newState: ResetPasswordRequiredState(context: context, continuationToken: token))
+            case "not_started", "in_progress":
+                guard ContinuousClock.now + .seconds(interval) < deadline else {
+                    return .error(PasswordRequiredError(NativeAuthFailure(.timeout, "password_reset_timeout",
+                                                                          "The password reset did not complete in time.")), newState: nil)
+                }
+                try await Task.sleep(for: .seconds(interval))
+            default:
+                throw NativeAuthFailure.invalidResponse("poll_completion answered status '\(poll.body["status"]?.stringValue ?? "")'")
+            }
+        }
+    }
+
+    /// `/oauth2/v2.0/token` with a native grant; validates the ID token.
+    func token(grant: String, continuationToken: String, extra: [(String, String)], context: FlowContext) async throws -> AuthorizationResult {
+        var scopes = context.scopes
+        if !scopes.contains("openid") { scopes.insert("openid", at: 0) }
+        let receivedAt = oidc.now()
+        let answer = try await post(.token, [("grant_type", grant), ("continuation_token", continuationToken),
+                                             ("scope", scopes.joined(separator: " "))] + extra)
+        let response: TokenResponse
+        do { response = try JSONDecoder().decode(TokenResponse.self, from: answer.raw) } catch {
+            throw NativeAuthFailure.invalidResponse("the token response is not valid: \(error)")
+        }
+        guard response.tokenType.lowercased() == "bearer" else {
+            throw NativeAuthFailure.invalidResponse("token_type '\(response.tokenType)' is not Bearer")
+        }
+        guard let raw = response.idToken else {
+            throw NativeAuthFailure.invalidResponse("the token response has no id_token although openid was asked for")
+        }
+        let idToken = try await oidc.validateIDToken(raw, nonce: nil, accessToken: response.accessToken)
+        let tokens = TokenSet(response: response, receivedAt: receivedAt, issuer: oidc.configuration.issuerIdentifier,
+                              clientId: configuration.clientId)
+        return AuthorizationResult(tokens: tokens, idToken: idToken)
+    }
+
+    // MARK: HTTP
+
+    /// A form POST to a native endpoint. A 200 answer whose `challenge_type` is `redirect`
+    /// throws ``NativeAuthFailure/Kind/browserRequired``; any other status throws the server's error.
+    func post(_ endpoint: NativeAuthEndpoints.Name, _ parameters: [(String, String)]) async throws -> NativeAnswer {
+        let url = try await endpoints().url(endpoint)
+        let correlationId = UUID().uuidString.lowercased()
+        let request = HTTPTransportRequest(method: "POST", url: url, headers: [
+            "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json", "client-request-id": correlationId,
+        ], body: Data(FormEncoding.encode([("client_id", configuration.clientId)] + parameters).utf8))
+        let response = try await transport.send(request)
+        let answeredId = response.headers["x-ms-request-id"] ?? correlationId
+        let body = try? JSONDecoder().decode([String: JSONValue].self, from: response.body)
+        guard response.status == 200 else {
+            guard let body, body["error"]?.stringValue != nil else {
+                var failure = NativeAuthFailure.invalidResponse("\(endpoint.rawValue) answered HTTP \(response.status)")
+                failure.httpStatus = response.status
+                failure.correlationId = answeredId
+                throw failure
+            }
+            throw NativeAuthFailure(serverError: body, status: response.status, headers: response.headers, correlationId: answeredId)
+        }
+        guard let body else { throw NativeAuthFailure.invalidResponse("\(endpoint.rawValue) answered something that is not a JSON object") }
+        if body["challenge_type"]?.stringValue == "redirect" {
+            var failure = NativeAuthFailure(.browserRequired, "redirect",
+                                            body["redirect_reason"]?.stringValue ?? "This sign-in can only continue in the browser.")
+            failure.correlationId = answeredId
+            throw failure
+        }
+        return NativeAnswer(body: body, raw: response.body, correlationId: answeredId)
+    }
+
+    func challengeTypeList(_ types: [NativeAuthChallengeType]) -> String {
+        var list: [NativeAuthChallengeType] = []
+        for type in types + [.redirect] where !list.contains(type) { list.append(type) }
+        return list.map(\.rawValue).joined(separator: " ")
+    }
+
+    /// A reset proves the address by code only.
+    var resetChallengeTypes: String { challengeTypeList(configuration.challengeTypes.filter { $0 != .password }) }
+
+    static func encode(_ attributes: [String: JSONValue]) -> String {
+        String(decoding: JSONValue.object(attributes).serialized, as: UTF8.self)
+    }
+}
+
+/// A way of proving who the user is that the app can handle (`challenge_type`).
+public struct NativeAuthChallengeType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The wire value.
+    public let rawValue: String
+    /// A challenge type by its wire value.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `oob`: a one-time code sent out of band (by email).
+    public static let oob = NativeAuthChallengeType(rawValue: "oob")
+    /// `password`: the account's password.
+    public static let password = NativeAuthChallengeType(rawValue: "password")
+    /// `redirect`: the app can continue in the browser when the server needs it to.
+    public static let redirect = NativeAuthChallengeType(rawValue: "redirect")
+    /// The wire value.
+    public var description: String { rawValue }
+}
+
+/// Where a one-time code was sent (`challenge_channel`); MSAL's `MSALNativeAuthChannelType`.
+public struct NativeAuthChannelType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The wire value.
+    public let rawValue: String
+    /// A channel by its wire value.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `email`.
+    public static let email = NativeAuthChannelType(rawValue: "email")
+    /// The wire value.
+    public var description: String { rawValue }
+}
+
+/// MSAL's name for ``NativeAuthChannelType``.
+public typealias MSALNativeAuthChannelType = NativeAuthChannelType
+
+/// The native API's endpoints by their discovery names.
+public struct NativeAuthEndpoints: Sendable, Equatable {
+    /// The discovery names of the endpoints (`native_authentication_endpoints` members).
+    public enum Name: String, Sendable, CaseIterable {
+        /// `/signup/v1.0/start`.
+        case signUpStart = "signup_start"
+        /// `/signup/v1.0/challenge`.
+        case signUpChallenge = "signup_challenge"
+        /// `/signup/v1.0/continue`.
+        case signUpContinue = "signup_continue"
+        /// `/oauth2/v2.0/initiate`.
+        case signInInitiate = "signin_initiate"
+        /// `/oauth2/v2.0/challenge`.
+        case signInChallenge = "signin_challenge"
+        /// `/oauth2/v2.0/token`.
+        case token = "token"
+        /// `/resetpassword/v1.0/start`.
+        case resetStart = "resetpassword_start"
+        /// `/resetpassword/v1.0/challenge`.
+        case resetChallenge = "resetpassword_challenge"
+        /// `/resetpassword/v1.0/continue`.
+        case resetContinue = "resetpassword_continue"
+        /// `/resetpassword/v1.0/submit`.
+        case resetSubmit = "resetpassword_submit"
+        /// `/resetpassword/v1.0/poll_completion`.
+        case resetPollCompletion = "resetpassword_poll_completion"
+    }
+
+    /// Every endpoint's URL by name.
+    public let urls: [Name: URL]
+
+    /// The endpoints of a discovery document; each must be https (http on loopback only).
+    public init(discovery document: Data) throws {
+        guard let json = try? JSONDecoder().decode([String: JSONValue].self, from: document),
+              let members = json["native_authentication_endpoints"]?.objectValue else {
+            throw AuthError(.discovery, "the provider does not announce native_authentication_endpoints: it has no native sign-in API")
+        }
+        var urls: [Name: URL] = [:]
+        for name in Name.allCases {
+            guard let text = members[name.rawValue]?.stringValue else { continue }
+            guard let url = URL(string: text) else { throw AuthError(.discovery, "native endpoint \(name.rawValue) '\(text)' is not a URL") }
+            try AuthRequest.checkEndpoint(url, name: "native endpoint \(name.rawValue)")
+            urls[name] = url
+        }
+        self.urls = urls
+    }
+
+    /// The URL of `name`, or a discovery error when the provider lacks it.
+    public func url(_ name: Name) throws -> URL {
+        guard let url = urls[name] else { throw AuthError(.discovery, "the provider has no native endpoint \(name.rawValue)") }
+        return url
+    }
+}
+
+// MARK: - Internals
+
+/// A successful answer of a native endpoint.
+struct NativeAnswer: Sendable {
+    var body: [String: JSONValue]
+    var raw: Data
+    var correlationId: String
+
+    var challengeType: String? { body["challenge_type"]?.stringValue }
+
+    func continuationToken() throws -> String {
+        guard let token = body["continuation_token"]?.stringValue, !token.isEmpty else {
+            throw NativeAuthFailure(.invalidResponse, "continuation_token_missing", "The answer has no continuation_token.")
+        }
+        return token
+    }
+}
+
+/// An `oob` challenge: where the code went and how long it is.
+struct CodeSent: Sendable {
+    var continuationToken: String
+    var sentTo: String
+    var channel: NativeAuthChannelType
+    var codeLength: Int
+
+    init(_ answer: NativeAnswer) throws {
+        continuationToken = try answer.continuationToken()
+        sentTo = answer.body["challenge_target_label"]?.stringValue ?? ""
+        channel = NativeAuthChannelType(rawValue: answer.body["challenge_channel"]?.stringValue ?? "email")
+        codeLength = answer.body["code_length"]?.intValue.map(Int.init) ?? -1
+    }
+}
+
+/// What a sign-up step leads to.
+enum SignUpNext: Sendable {
+    case codeRequired(SignUpCodeRequiredState, CodeSent)
+    case passwordRequired(SignUpPasswordRequiredState)
+    case attributesRequired(SignUpAttributesRequiredState, [AttributeRequirement])
+    case completed(SignInAfterSignUpState)
+}
+
+/// What every state of one flow shares: the client, the user's address and the scopes.
+struct FlowContext: Sendable {
+    let client: NativeAuthClient
+    let username: String
+    let scopes: [String]
+}
+
+/// The single-use guard of a state value.
+final class SingleUse: Sendable {
+    private let spent = Mutex(false)
+
+    /// True the first time only.
+    func take() -> Bool { spent.withLock { was in defer { was = true }; return !was } }
+}
+
+/// The transport of ``NativeAuthClient/oidc``: keeps the last discovery document it carried, so
+/// the native endpoints come from the same fetch (and the same issuer check) as the metadata.
+final class DiscoveryTap: HTTPTransport {
+    let inner: any HTTPTransport
+    private let captured = Mutex<Data?>(nil)
+
+    init(inner: any HTTPTransport) { self.inner = inner }
+
+    var document: Data? { captured.withLock { $0 } }
+
+    func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportResponse {
+        let response = try await inner.send(request)
+        if request.method == "GET", request.url.path.hasSuffix("/.well-known/openid-configuration"), response.status == 200 {
+            captured.withLock { $0 = response.body }
+        }
+        return response
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import Logging
+import TesseraCore
+
+/// Passwordless sign-in by email link (Firebase's email-link sign-in, served whole):
+/// links sent from an app or from the hosted login, opened in the app or in a browser.
+///
+/// The rules of seed 004's security section: a link works once, within its lifetime, and
+/// only together with the address it was sent to; the first sign-in creates the account
+/// with the address verified; signing in to an account whose address was never verified
+/// removes the password someone else may have set and ends every session and token.
+struct EmailLinks: Sendable {
+    let lifetime: Int64
+    /// Completions with a wrong address before the link stops working.
+    let maxWrongEmails = 5
+    let issuer: String
+    let store: any EmailLinkStore & UserStore
+    let native: NativeAuthenticator
+    let clock: WallClock
+    let logger: Logger
+
+    /// What the app (or the hosted login) asks for: seed 004's `ActionCodeSettings`.
+    struct SendRequest: Sendable {
+        var email: String
+        var continueURL: String?
+        var handleInApp = false
+        var iosBundleID: String?
+        var androidPackageName: String?
+        var androidInstallApp = false
+        var androidMinimumVersion: String?
+        var language: PageLanguage
+        var interaction: String?
+        var deviceHash: String?
+    }
+
+    /// The path of the link itself (a universal link / app link when the client registered apps).
+    static let linkPath = "/emaillink/v1.0/signin"
+
+    /// Sends a sign-in link to the address, whether or not it has an account (the first sign-in
+    /// creates it). Only the limits can refuse, and they don't depend on the account either.
+    func send(_ request: SendRequest, client: Client, clientAddress: String) async throws {
+        try await native.checkHourlyLimits(email: request.email, clientAddress: clientAddress)
+        let now = clock.now()
+        let code = SecureRandom.token()
+        let record = EmailLinkRecord(clientID: client.id, email: request.email, continueURL: request.continueURL,
+                                     handleInApp: request.handleInApp, interaction: request.interaction, deviceHash: request.deviceHash,
+                                     language: request.language.rawValue, wrongAttempts: 0, createdAt: now, expiresAt: now + lifetime)
+        try await store.insertEmailLink(codeHash: tokenHash(code), record)
+        try await native.store.recordCodeSent(email: request.email, clientAddress: clientAddress, now: now)
+        try await native.mailer.send(try native.templates.message(
+            "sign-in-link", to: request.email, language: request.language,
+            values: ["link": link(code: code, request: request, client: client), "email": request.email,
+                     "issuer_host": native.issuerHost, "minutes": Int((lifetime + 59) / 60)],
+            metadata: ["flow": "emaillink"], expiresAt: record.expiresAt))
+    }
+
+    /// `{issuer}/emaillink/v1.0/signin?mode=signIn&oob_code=…&continue_url=…` and the app hints.
+    func link(code: String, request: SendRequest, client: Client) -> String {
+        var parameters = [("mode", "signIn"), ("oob_code", code), ("client_id", client.id), ("lang", request.language.rawValue)]
+        if let continueURL = request.continueURL { parameters.append(("continue_url", continueURL)) }
+        if let bundle = request.iosBundleID { parameters.append(("ios_bundle_id", bundle)) }
+        if let package = request.androidPackageName {
+            parameters.append(("android_package_name", package))
+            if request.androidInstallApp { parameters.append(("android_install_app", "true")) }
+            if let version = request.androidMinimumVersion { parameters.append(("android_minimum_version", version)) }
+        }
+        return issuer + Self.linkPath + "?" + RequestParameters.encode(parameters)
+    }
+
+    enum Problem: Error, Equatable {
+        /// Unknown, used, or expired.
+        case unusable(expired: Bool)
+        /// The address isn't the one the link was sent to (the link stays unused, up to the limit).
+        case emailMismatch(attemptsLeft: Int)
+        case credentialInUse
+        case userMismatch
+    }
+
+    /// The link of `code`, if it can still be used.
+    func usableLink(code: String) async throws -> EmailLinkRecord? {
+        guard code.count <= 256, let link = try await store.emailLink(codeHash: tokenHash(code)) else { return nil }
+        guard link.usedAt == nil, link.expiresAt > clock.now(), link.wrongAttempts < maxWrongEmails else { return nil }
+        return link
+    }
+
+    /// Uses the link of `code` for `operation`, after checking the address it was sent to.
+    /// `email` nil means the caller already knows the address matches (the same-device cookie).
+    func redeem(code: String, email: String?, operation: EmailLinkOperation) async throws(Problem) -> EmailLinkRedemption {
+        do {
+            guard let record = try await store.emailLink(codeHash: tokenHash(code)), record.usedAt == nil,
+                  record.wrongAttempts < maxWrongEmails else { throw Problem.unusable(expired: false) }
+            guard record.expiresAt > clock.now() else { throw Problem.unusable(expired: true) }
+            if let email {
+                guard constantTimeEquals(Array(NativeAuthenticator.normalise(email).utf8), Array(record.email.utf8)) else {
+                    let wrong = try await store.recordWrongEmail(codeHash: tokenHash(code))
+                    throw Problem.emailMismatch(attemptsLeft: max(maxWrongEmails - wrong, 0))
+                }
+            }
+            let outcome = try await store.redeemEmailLink(codeHash: tokenHash(code), operation: operation, now: clock.now())
+            switch outcome {
+            case .unusable: throw Problem.unusable(expired: false)
+            case .credentialInUse: throw Problem.credentialInUse
+            case .userMismatch: throw Problem.userMismatch
+            case .signedIn(let user, let isNew, let secured):
+                if secured {
+                    logger.notice("email link secured an unverified account: its password, sessions and tokens are gone",
+                                  metadata: ["user": "\(user.id)"])
+                } else if isNew {
+                    logger.info("account created by email link", metadata: ["user": "\(user.id)"])
+                }
+            case .linked, .reauthenticated: break
+            }
+            return outcome
+        } catch let problem as Problem {
+            throw problem
+        } catch {
+            logger.error("email link failed", metadata: ["error": "\(error)"])
+            throw Problem.unusable(expired: false)
+        }
+    }
+
+    /// A new account's user value; the store inserts it only if the address has none.
+    func newUser(language: String) -> User {
+        let now = clock.now()
+        return User(id: UUID().uuidString.lowercased(), email: "", emailVerified: true, passwordHash: nil,
+                    profile: ["locale": .string(language)], createdAt: now, updatedAt: now)
+    }
+
+    /// Whether `continueURL` may receive users of `client`: https (or http on loopback) on a
+    /// host of one of its redirect URIs or of its registered link domains.
+    static func allows(continueURL: String, client: Client) -> Bool {
+        guard let url = URLComponents(string: continueURL), let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(),
+              url.fragment == nil, url.user == nil, url.password == nil else { return false }
+        let loopback = ["127.0.0.1", "localhost", "[::1]", "::1"].contains(host)
+        guard scheme == "https" || (scheme == "http" && loopback) else { return false }
+        let hosts = Set(client.redirectURIs.compactMap { URLComponents(string: $0)?.host?.lowercased() }
+            + client.appLinks.linkDomains.map { $0.lowercased() })
+        return hosts.contains(host)
+    }
+}

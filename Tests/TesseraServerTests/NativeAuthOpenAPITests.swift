@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+import TesseraCore
+@testable import TesseraServer
+
+/// docs/native-auth.openapi.json, read from the package.
+func openAPIDocumentFile() throws -> [String: JSONValue] {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let data = try Data(contentsOf: root.appendingPathComponent("docs/native-auth.openapi.json"))
+    return try JSONDecoder().decode([String: JSONValue].self, from: data)
+}
+
+@Suite("Native sign-in API's OpenAPI document")
+struct NativeAuthOpenAPITests {
+    @Test("the served document is docs/native-auth.openapi.json (run scripts/generate-openapi-source after editing it)")
+    func embeddedDocumentMatchesTheFile() throws {
+        let embedded = try JSONDecoder().decode([String: JSONValue].self, from: Data(NativeAuthOpenAPI.document.utf8))
+        #expect(embedded == (try openAPIDocumentFile()))
+        #expect(embedded["openapi"]?.stringValue?.hasPrefix("3.1") == true)
+    }
+
+    @Test("GET /openapi/native-auth.json serves the document as JSON")
+    func served() async throws {
+        try await withNativeApp { app in
+            let response = try await app.browser.request(NativeAuthEndpoints.openAPIPath)
+            #expect(response.status == .ok)
+            #expect(response.headers[.contentType]?.hasPrefix("application/json") == true)
+            #expect(response.json == (try openAPIDocumentFile()))
+        }
+    }
+
+    @Test("every native endpoint is described as a form POST taking client_id, with the reference's error answers")
+    func everyPathIsDescribed() throws {
+        let paths = try #require(try openAPIDocumentFile()["paths"]?.objectValue)
+        for path in NativeAuthEndpoints.Path.allCases {
+            let post = try #require(paths[path.rawValue]?.objectValue?["post"]?.objectValue, "\(path.rawValue) is not in the document")
+            let schema = post["requestBody"]?.objectValue?["content"]?.objectValue?["application/x-www-form-urlencoded"]?
+                .objectValue?["schema"]?.objectValue
+            #expect(schema?["required"]?.arrayValue?.contains("client_id") == true, "\(path.rawValue)")
+            let responses = try #require(post["responses"]?.objectValue)
+            for status in ["200", "400", "401", "500"] {
+                #expect(responses[status] != nil, "\(path.rawValue) lacks \(status)")
+            }
+        }
+        #expect(paths[NativeAuthEndpoints.openAPIPath]?.objectValue?["get"] != nil)
+        #expect(Set(paths.keys) == Set(NativeAuthEndpoints.Path.allCases.map(\.rawValue) + [NativeAuthEndpoints.openAPIPath]),
+                "the document describes exactly the served paths")
+    }
+}
