@@ -37,6 +37,9 @@ let package = Package(
             name: "TesseraServer",
             dependencies: [
                 "TesseraCore",
+                // Upstream identity providers are OpenID providers to the server: it signs in
+                // to them with the SDK's relying-party code (discovery, JWKS, ID-token checks).
+                "TesseraAuth",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "SQLKit", package: "sql-kit"),

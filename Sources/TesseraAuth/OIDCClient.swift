@@ -38,6 +38,14 @@ public final class OIDCClient: Sendable {
         public var discoveryLifetime: TimeInterval
         /// Hosts an ``AuthRequest/ssoBaseUrl`` may name besides the issuer's.
         public var trustedSSOHosts: Set<String>
+        /// The provider's endpoints, when it publishes no discovery document (Sign in with
+        /// Apple's documented endpoints, for example); discovery is then never fetched.
+        public var metadata: ProviderMetadata?
+        /// Sends the secret in the form body (`client_secret_post`) instead of `client_secret_basic`.
+        public var secretInBody = false
+        /// Makes the client secret for each request, for providers whose secret is a short-lived
+        /// signed JWT (Sign in with Apple); used instead of ``clientSecret`` when set.
+        public var clientSecretProvider: (@Sendable () throws -> String)?
 
         /// A configuration; only the issuer, client id and redirect URI are required.
         public init(issuer: URL, clientId: String, clientSecret: String? = nil, redirectUri: String,
@@ -92,7 +100,8 @@ public final class OIDCClient: Sendable {
     /// concurrent callers share one fetch. The document's `issuer` must be exactly the configured
     /// issuer (Discovery §4.3), or this throws ``AuthError/Code/issuerMismatch``.
     public func discover(forceRefresh: Bool = false) async throws -> ProviderMetadata {
-        try await discovery.metadata(forceRefresh: forceRefresh, now: now(), lifetime: configuration.discoveryLifetime) {
+        if let metadata = configuration.metadata { return metadata }
+        return try await discovery.metadata(forceRefresh: forceRefresh, now: now(), lifetime: configuration.discoveryLifetime) {
             try await self.fetchMetadata()
         }
     }
@@ -164,14 +173,23 @@ public final class OIDCClient: Sendable {
             if let error = response.oauthError { throw AuthError.oauth(error) }
             throw AuthError.invalidResponse("the response has no code")
         }
-        var parameters = [("grant_type", GrantType.authorizationCode), ("code", code), ("redirect_uri", request.redirectUri)]
-        if let verifier = request.codeVerifier { parameters.append(("code_verifier", verifier)) }
+        return try await redeemCode(code, redirectUri: request.redirectUri, codeVerifier: request.codeVerifier, nonce: request.nonce,
+                                    scope: request.scope)
+    }
+
+    /// Redeems an authorization code obtained some other way (a native app's Sign in with Apple
+    /// code has no redirect URI), validating the ID token against `nonce`.
+    public func redeemCode(_ code: String, redirectUri: String?, codeVerifier: String?, nonce: String?,
+                           scope requested: String) async throws -> AuthorizationResult {
+        var parameters = [("grant_type", GrantType.authorizationCode), ("code", code)]
+        if let redirectUri { parameters.append(("redirect_uri", redirectUri)) }
+        if let verifier = codeVerifier { parameters.append(("code_verifier", verifier)) }
         let receivedAt = now()
         let token = try await tokenRequest(parameters)
-        let scope = ScopeSet(parsing: token.scope ?? request.scope)
+        let scope = ScopeSet(parsing: token.scope ?? requested)
         var idToken: IDToken?
         if let raw = token.idToken {
-            idToken = try await validateIDToken(raw, nonce: request.nonce, accessToken: token.accessToken)
+            idToken = try await validateIDToken(raw, nonce: nonce, accessToken: token.accessToken)
         } else if scope.contains("openid") {
             throw AuthError.invalidResponse("the token response has no id_token although openid was granted (OpenID Connect Core §3.1.3.3)")
         }
@@ -222,9 +240,13 @@ public final class OIDCClient: Sendable {
         try AuthRequest.checkEndpoint(url, name: name)
         var parameters = parameters
         var headers = ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"]
-        if let secret = configuration.clientSecret {
-            let pair = FormEncoding.escape(configuration.clientId) + ":" + FormEncoding.escape(secret)
-            headers["Authorization"] = "Basic " + Data(pair.utf8).base64EncodedString()
+        if let secret = try configuration.clientSecretProvider?() ?? configuration.clientSecret {
+            if configuration.secretInBody {
+                parameters += [("client_id", configuration.clientId), ("client_secret", secret)]
+            } else {
+                let pair = FormEncoding.escape(configuration.clientId) + ":" + FormEncoding.escape(secret)
+                headers["Authorization"] = "Basic " + Data(pair.utf8).base64EncodedString()
+            }
         } else {
             parameters.append(("client_id", configuration.clientId))
         }
@@ -270,6 +292,21 @@ public final class OIDCClient: Sendable {
             let refetched = try await verificationKeys(metadata, forceRefresh: true)
             return try validator.validate(raw, keys: refetched.keys, nonce: nonce, accessToken: accessToken, original: original, now: now())
         }
+    }
+
+    /// Verifies the signature of any JWT the provider signed (Sign in with Apple's server-to-server
+    /// notifications, for example) against its JWKS, fetched again once for an unknown `kid`.
+    /// Only the signature is checked: the caller checks the claims.
+    public func verifySignature(_ raw: String) async throws -> JWT {
+        let jwt = try JWT(parsing: raw)
+        let metadata = try await discover()
+        let current = try await verificationKeys(metadata, forceRefresh: false)
+        do {
+            try jwt.verify(with: current.keys)
+        } catch JOSEError.unknownKey where !current.fresh {
+            try jwt.verify(with: try await verificationKeys(metadata, forceRefresh: true).keys)
+        }
+        return jwt
     }
 
     /// The provider's signature keys; `fresh` says whether they were fetched by this call.

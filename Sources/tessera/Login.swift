@@ -3,16 +3,23 @@ import Foundation
 import TesseraAuth
 import TesseraCore
 
-/// `tessera login`: the SDK's browser sign-in, run for real from a terminal (RFC 8252 §7.3).
+/// `tessera login`: the SDK's browser sign-in, run for real from a terminal (RFC 8252 §7.3),
+/// or with `--native` its native sign-in (by emailed code, or by password).
 struct Login: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Sign in through the browser and print the ID token's claims.",
+        abstract: "Sign in through the browser (or the native API) and print the ID token's claims.",
         discussion: """
             Starts a one-shot listener on 127.0.0.1, prints the authorization URL on standard error (and opens \
             a browser unless --no-browser), waits for the redirect, redeems the code with PKCE, validates the ID \
             token, saves the tokens (mode 0600) and prints the ID token's claims as JSON on standard output. \
             The client must be public and registered with the redirect URI http://127.0.0.1/callback \
             (tessera clients add --public --redirect-uri http://127.0.0.1/callback); any port is accepted.
+
+            With --native --email ADDRESS it signs in without a browser, through the native sign-in API (the \
+            client must be --first-party): the server emails a one-time code, the prompt "Code sent to ...: " \
+            appears on standard error and the code is read from standard input (a line; a wrong one can be \
+            retyped up to twice). With --password-stdin the password is read from the first line of standard \
+            input instead. The output is the same as the browser sign-in's.
             """)
 
     @Option(help: "The provider's issuer URL, e.g. http://127.0.0.1:8080.") var issuer: String
@@ -22,10 +29,25 @@ struct Login: AsyncParsableCommand {
     @Option(help: "Where to save the tokens (default $XDG_CONFIG_HOME/tessera/tokens.json or ~/.config/tessera/tokens.json).")
     var tokenFile: String?
     @Option(help: "Seconds to wait for the browser.") var timeout = 300
+    @Flag(help: "Sign in through the native sign-in API instead of the browser (needs --email).") var native = false
+    @Option(help: "With --native: the account's email address.") var email: String?
+    @Flag(help: "With --native: read the password from the first line of standard input instead of signing in by code.")
+    var passwordStdin = false
+
+    /// Wrong codes retyped before giving up (the server limits attempts too).
+    static let codeAttempts = 3
+
+    func validate() throws {
+        if native, email?.isEmpty ?? true { throw ValidationError("--native needs --email ADDRESS") }
+        if !native, email != nil || passwordStdin { throw ValidationError("--email and --password-stdin go with --native") }
+    }
 
     func run() async throws {
         do {
-            try await signIn()
+            if native { try await nativeSignIn() } else { try await signIn() }
+        } catch let error as any NativeAuthStepError {
+            Self.report("tessera login: error: " + Self.message(for: error))
+            throw ExitCode.failure
         } catch let error as AuthError {
             Self.report("tessera login: error: " + Self.message(for: error, timeout: timeout))
             throw ExitCode.failure
@@ -53,12 +75,88 @@ struct Login: AsyncParsableCommand {
             if openBrowser { Self.openInBrowser(url) }
         }
         let user = try await state.signIn(using: agent)
+        try await Self.printClaims(of: state, user: user, store: store)
+    }
+
+    /// `--native`: sign-in by code (asked for on the terminal) or by password (`--password-stdin`).
+    func nativeSignIn() async throws {
+        guard let issuerURL = URL(string: issuer), issuerURL.scheme != nil, issuerURL.host != nil else {
+            throw AuthError(.configuration, "--issuer '\(issuer)' is not an absolute URL")
+        }
+        let username = email ?? ""
+        let client = NativeAuthClient(issuer: issuerURL, clientId: clientId,
+                                      challengeTypes: passwordStdin ? [.oob, .password, .redirect] : [.oob, .redirect],
+                                      scopes: scope.split(separator: " ").map(String.init))
+        var password: String?
+        if passwordStdin {
+            guard let line = readLine(strippingNewline: true), !line.isEmpty else {
+                throw AuthError(.configuration, "--password-stdin: no password on standard input")
+            }
+            password = line
+        }
+        let result: AuthorizationResult
+        switch await client.signIn(username: username, password: password) {
+        case .completed(let completed):
+            result = completed
+        case .codeRequired(let state, let sentTo, _, _):
+            result = try await Self.enterCode(state, sentTo: sentTo.isEmpty ? username : sentTo)
+        case .passwordRequired:
+            // Only asked for when the app handles passwords, i.e. with --password-stdin, which sent it already.
+            throw AuthError.invalidResponse("the server asked for a password although one was sent")
+        case .error(let error):
+            throw error
+        }
+        let store = FileTokenStore(fileURL: tokenFile.map { URL(fileURLWithPath: $0) } ?? FileTokenStore.defaultFileURL)
+        let state = AuthState(client: client.oidc, store: store)
+        let user = try await state.adopt(result)
+        try await Self.printClaims(of: state, user: user, store: store)
+    }
+
+    /// Prompts for the emailed code on standard error and reads it from standard input; a wrong
+    /// code is reported and can be retyped. At the end of input, the last refusal is the error.
+    static func enterCode(_ state: SignInCodeRequiredState, sentTo: String) async throws -> AuthorizationResult {
+        var state = state
+        var lastError: VerifyCodeError?
+        for _ in 0..<codeAttempts {
+            FileHandle.standardError.write(Data("Code sent to \(sentTo): ".utf8))
+            guard let line = readLine(strippingNewline: true) else {
+                FileHandle.standardError.write(Data("\n".utf8))
+                if let lastError { throw lastError }
+                throw AuthError(.configuration, "no code on standard input")
+            }
+            switch await state.submitCode(line.trimmingCharacters(in: .whitespaces)) {
+            case .completed(let result):
+                return result
+            case .error(let error, let next?) where error.isInvalidCode:
+                report("tessera login: " + message(for: error))
+                lastError = error
+                state = next
+            case .error(let error, _):
+                throw error
+            }
+        }
+        throw lastError ?? AuthError(.configuration, "no code accepted")
+    }
+
+    /// Prints the session's ID-token claims as JSON on standard output.
+    static func printClaims(of state: AuthState, user: AuthUser, store: FileTokenStore) async throws {
         guard let idToken = await state.idToken else { throw AuthError.invalidResponse("no ID token") }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
         let json = try encoder.encode(idToken.claims)
         FileHandle.standardOutput.write(json + Data("\n".utf8))
-        Self.report("Signed in as \(user.email ?? user.uid); tokens saved to \(store.fileURL.path)")
+        report("Signed in as \(user.email ?? user.uid); tokens saved to \(store.fileURL.path)")
+    }
+
+    /// A native sign-in step's refusal: the server's error, with a hint where one helps.
+    static func message(for error: any NativeAuthStepError) -> String {
+        if error.isBrowserRequired {
+            return "this account can't sign in through the native API (\(error.failure)); run tessera login without --native"
+        }
+        if let underlying = error.failure.underlying, error.failure.kind != .server {
+            return message(for: underlying, timeout: 0)
+        }
+        return "the provider refused: \(error.failure)"
     }
 
     /// What went wrong, in words a person at a terminal can act on.

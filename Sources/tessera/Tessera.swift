@@ -106,6 +106,8 @@ struct NativeAuthOptions: ParsableArguments {
     @Option(help: "required or optional (default): whether sign-up needs a password.") var signupPassword: String?
     @Option(help: #"Sign-up attributes as a JSON array, e.g. '[{"name":"given_name","required":true}]'."#) var signupAttributes: String?
     @Option(help: "How long an email sign-in link works (default 1h).") var emailLinkLifetime: String?
+    @Option(help: "Upstream identity providers as a JSON array (see docs/federation.md); usually in the --config file.")
+    var upstreamProviders: String?
 
     var flags: [String: String] {
         var flags: [String: String] = [:]
@@ -119,6 +121,7 @@ struct NativeAuthOptions: ParsableArguments {
         flags["signup-password"] = signupPassword
         flags["signup-attributes"] = signupAttributes
         flags["email-link-lifetime"] = emailLinkLifetime
+        flags["upstream-providers"] = upstreamProviders
         return flags
     }
 }
@@ -237,7 +240,25 @@ struct Clients: AsyncParsableCommand {
 }
 
 struct Users: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Manage users.", subcommands: [Add.self, Update.self, Show.self])
+    static let configuration = CommandConfiguration(abstract: "Manage users.", subcommands: [Add.self, Update.self, Show.self, Delete.self])
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete a user: their sessions and tokens end, and upstream tokens (Apple's) are revoked first.")
+
+        @OptionGroup var storage: StorageOptions
+        @Argument(help: "The user's email address.") var email: String
+
+        func run() async throws {
+            try await Users.run {
+                try await withProvider(storage.flags) { provider in
+                    guard let user = try await provider.store.user(email: email) else { throw StoreError.notFound("user \(email)") }
+                    try await provider.deleteUser(user)
+                    print("user \(user.id) <\(user.email)> deleted")
+                }
+            }
+        }
+    }
 
     /// Reads a profile file: a JSON object of claims (see docs/claims.md).
     static func profile(_ path: String?) throws -> [String: JSONValue] {

@@ -127,7 +127,9 @@ struct EmailLinkTests {
             let refreshed = try await app.post("/oauth2/v2.0/token", [("grant_type", "refresh_token"), ("refresh_token", squatterRefresh)])
             #expect(refreshed.json["error"] == "invalid_grant")
             let again = try await app.startSignIn("victim@example.com")
-            #expect(again.json["challenge_type"] == "oob", "no password any more: a code is offered")
+            let old = try await app.post("/oauth2/v2.0/token", [("continuation_token", try token(again)), ("grant_type", "password"),
+                                                                ("password", "squatter's passphrase"), ("scope", "openid")])
+            #expect(old.json["error_codes"] == .array([50126]), "the squatter's password is gone")
         }
     }
 

@@ -393,7 +393,7 @@ struct MailDeliveryTests {
                 let transport = try smtp("smtp://127.0.0.1:\(sink.port)", replyTimeout: .milliseconds(200))
                 let started = ContinuousClock.now
                 #expect(try await provider.delivery(transport).deliverDue() == .init(deferred: 1))
-                #expect(ContinuousClock.now - started < .seconds(3))
+                #expect(ContinuousClock.now - started < .seconds(15), "far less than the 30 s default")
                 #expect(try await provider.store.outboxMessage(id: id)?.lastError == "no reply to connection greeting within 200 ms")
             }
         }

@@ -34,7 +34,7 @@ struct NativeMailTemplateTests {
         #expect(mail.text.contains("48213975"))
         #expect(mail.html.contains(">48213975</p>"))
         #expect(!mail.subject.contains("48213975"), "the code stays out of notification previews")
-        #expect(mail.text.contains(language == .ru ? "Код действует 10 мин." : "It expires in 10 minutes."))
+        #expect(mail.text.contains(language == .ru ? "Код действует 10 мин." : "It is valid for 10 min."))
     }
 
     @Test("the account-exists and password-changed emails carry no code", arguments: noticeTemplates)

@@ -92,7 +92,7 @@ class TesseraServer:
     """`tessera serve` on a loopback port, stopped with stop()."""
 
     def __init__(self, binary: str, database: Path, workdir: Path, port: int | None = None,
-                 env: dict[str, str] | None = None, name: str = "server"):
+                 env: dict[str, str] | None = None, name: str = "server", args: Iterable[str] = ()):
         self.binary = binary
         self.database = database
         self.workdir = workdir
@@ -100,6 +100,7 @@ class TesseraServer:
         self.issuer = f"http://127.0.0.1:{self.port}"
         self.env = env or {}
         self.name = name
+        self.args = list(args)  # more `tessera serve` options, e.g. ["--smtp-url", "smtp://127.0.0.1:2525"]
         self.stderr_path = workdir / f"{name}-{self.port}.stderr.log"
         self.stdout_lines: list[str] = []
         self.process: subprocess.Popen | None = None
@@ -110,7 +111,7 @@ class TesseraServer:
         env.update(self.env)
         self._stderr = open(self.stderr_path, "wb")
         self.process = subprocess.Popen(
-            [self.binary, "serve", "--port", str(self.port), "--database", str(self.database)],
+            [self.binary, "serve", "--port", str(self.port), "--database", str(self.database), *self.args],
             cwd=self.workdir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._stderr,
             text=True, bufsize=1)
         threading.Thread(target=self._read_stdout, daemon=True).start()

@@ -28,7 +28,7 @@ fi
 
 # --- Python virtual environment ----------------------------------------------
 VENV=.build/e2e-venv
-PACKAGES="authlib requests selenium pytest cryptography"
+PACKAGES="authlib requests selenium pytest cryptography aiosmtpd schemathesis"
 STAMP="$VENV/.e2e-packages"
 if [ ! -x "$VENV/bin/python" ]; then
     mkdir -p .build

@@ -184,13 +184,17 @@ public final class NativeAuthClient: Sendable {
     /// The native API's endpoints, from discovery's `native_authentication_endpoints` (fetched
     /// once by ``oidc`` and cached with its metadata).
     public func endpoints(forceRefresh: Bool = false) async throws -> NativeAuthEndpoints {
+        try NativeAuthEndpoints(discovery: try await discoveryDocument(forceRefresh: forceRefresh))
+    }
+
+    /// The raw discovery document of ``oidc``'s last fetch (issuer already checked), for the
+    /// members its ``ProviderMetadata`` does not model (the native and email-link endpoints).
+    func discoveryDocument(forceRefresh: Bool = false) async throws -> Data {
         _ = try await oidc.discover(forceRefresh: forceRefresh)
-        guard let document = discoveryTap.document else {
-            _ = try await oidc.discover(forceRefresh: true)
-            guard let document = discoveryTap.document else { throw AuthError(.discovery, "the discovery document was not captured") }
-            return try NativeAuthEndpoints(discovery: document)
-        }
-        return try NativeAuthEndpoints(discovery: document)
+        if let document = discoveryTap.document { return document }
+        _ = try await oidc.discover(forceRefresh: true)
+        guard let document = discoveryTap.document else { throw AuthError(.discovery, "the discovery document was not captured") }
+        return document
     }
 
     // MARK: Steps shared by the states
@@ -272,6 +276,12 @@ public final class NativeAuthClient: Sendable {
         let receivedAt = oidc.now()
         let answer = try await post(.token, [("grant_type", grant), ("continuation_token", continuationToken),
                                              ("scope", scopes.joined(separator: " "))] + extra)
+        return try await authorizationResult(from: answer, receivedAt: receivedAt)
+    }
+
+    /// The tokens of a token-response answer (`/oauth2/v2.0/token`, `/emaillink/v1.0/complete`),
+    /// with the ID token validated as ``OIDCClient`` validates it.
+    func authorizationResult(from answer: NativeAnswer, receivedAt: Date) async throws -> AuthorizationResult {
         let response: TokenResponse
         do { response = try JSONDecoder().decode(TokenResponse.self, from: answer.raw) } catch {
             throw NativeAuthFailure.invalidResponse("the token response is not valid: \(error)")
@@ -293,24 +303,29 @@ public final class NativeAuthClient: Sendable {
     /// A form POST to a native endpoint. A 200 answer whose `challenge_type` is `redirect`
     /// throws ``NativeAuthFailure/Kind/browserRequired``; any other status throws the server's error.
     func post(_ endpoint: NativeAuthEndpoints.Name, _ parameters: [(String, String)]) async throws -> NativeAnswer {
-        let url = try await endpoints().url(endpoint)
+        try await post(to: try await endpoints().url(endpoint), name: endpoint.rawValue, parameters)
+    }
+
+    /// A form POST with this client's `client_id` to an endpoint that answers in the native
+    /// API's shape (the native endpoints, and the email-link ones); `headers` are added.
+    func post(to url: URL, name: String, _ parameters: [(String, String)], headers: [String: String] = [:]) async throws -> NativeAnswer {
         let correlationId = UUID().uuidString.lowercased()
-        let request = HTTPTransportRequest(method: "POST", url: url, headers: [
+        let request = HTTPTransportRequest(method: "POST", url: url, headers: headers.merging([
             "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json", "client-request-id": correlationId,
-        ], body: Data(FormEncoding.encode([("client_id", configuration.clientId)] + parameters).utf8))
+        ]) { _, fixed in fixed }, body: Data(FormEncoding.encode([("client_id", configuration.clientId)] + parameters).utf8))
         let response = try await transport.send(request)
         let answeredId = response.headers["x-ms-request-id"] ?? correlationId
         let body = try? JSONDecoder().decode([String: JSONValue].self, from: response.body)
         guard response.status == 200 else {
             guard let body, body["error"]?.stringValue != nil else {
-                var failure = NativeAuthFailure.invalidResponse("\(endpoint.rawValue) answered HTTP \(response.status)")
+                var failure = NativeAuthFailure.invalidResponse("\(name) answered HTTP \(response.status)")
                 failure.httpStatus = response.status
                 failure.correlationId = answeredId
                 throw failure
             }
             throw NativeAuthFailure(serverError: body, status: response.status, headers: response.headers, correlationId: answeredId)
         }
-        guard let body else { throw NativeAuthFailure.invalidResponse("\(endpoint.rawValue) answered something that is not a JSON object") }
+        guard let body else { throw NativeAuthFailure.invalidResponse("\(name) answered something that is not a JSON object") }
         if body["challenge_type"]?.stringValue == "redirect" {
             var failure = NativeAuthFailure(.browserRequired, "redirect",
                                             body["redirect_reason"]?.stringValue ?? "This sign-in can only continue in the browser.")

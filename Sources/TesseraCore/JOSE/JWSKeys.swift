@@ -142,6 +142,15 @@ public struct JWSSigningKey: Sendable {
         }
     }
 
+    /// A P-256 key from PEM (PKCS#8 or SEC1): Sign in with Apple's `.p8` key files.
+    public init(es256PEM pem: String, kid: String) throws {
+        do {
+            self.init(backing: .p256(try P256.Signing.PrivateKey(pemRepresentation: pem)), kid: kid)
+        } catch {
+            throw JOSEError.invalidKey("not a P-256 private key in PEM: \(error)")
+        }
+    }
+
     /// Signs the JWS signing input (RFC 7515 §5.1).
     public func signature(for signingInput: Data) throws -> Data {
         switch backing {

@@ -6,6 +6,10 @@ public struct TokenResponse: Codable, Sendable, Equatable {
     public var refreshToken: String?
     public var idToken: String?
     public var scope: String?
+    /// RFC 8693 §2.2.1, in token-exchange answers.
+    public var issuedTokenType: String?
+    /// Tessera's token-exchange and email-link answers: whether the sign-in created the account.
+    public var isNewUser: Bool?
 
     public init(accessToken: String, tokenType: String = "Bearer", expiresIn: Int? = nil,
                 refreshToken: String? = nil, idToken: String? = nil, scope: String? = nil) {
@@ -24,6 +28,8 @@ public struct TokenResponse: Codable, Sendable, Equatable {
         case refreshToken = "refresh_token"
         case idToken = "id_token"
         case scope
+        case issuedTokenType = "issued_token_type"
+        case isNewUser = "is_new_user"
     }
 }
 
@@ -106,6 +112,8 @@ public enum GrantType {
     public static let authorizationCode = "authorization_code"
     public static let refreshToken = "refresh_token"
     public static let clientCredentials = "client_credentials"
+    /// RFC 8693 token exchange: Tessera exchanges an upstream identity token (native Sign in with Apple).
+    public static let tokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
 }
 
 /// `client_assertion_type` for JWT client authentication (RFC 7523 §2.2).

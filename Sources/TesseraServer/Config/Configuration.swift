@@ -47,6 +47,8 @@ public struct ServerConfiguration: Sendable {
     public var nativeAuth = NativeAuthSettings()
     /// How long an email sign-in link works (seconds).
     public var emailLinkLifetime: Int64 = 3600
+    /// Identity providers users may sign in with (Sign in with Apple, OpenID providers).
+    public var upstreamProviders: [UpstreamProviderSettings] = []
 
     public init() {}
 

@@ -14,7 +14,7 @@ public struct ConfigurationLoader {
         "refresh-token-lifetime", "authorization-code-lifetime", "session-lifetime",
         "login-failures-per-account", "login-failures-per-address",
         "otp-length", "otp-lifetime", "otp-max-attempts", "otp-resend-interval", "otp-per-email-per-hour", "otp-per-address-per-hour",
-        "continuation-token-lifetime", "signup-password", "signup-attributes", "email-link-lifetime",
+        "continuation-token-lifetime", "signup-password", "signup-attributes", "email-link-lifetime", "upstream-providers",
     ]
 
     var values: [String: String] = [:]
@@ -48,7 +48,7 @@ public struct ConfigurationLoader {
             case .string(let string): result[name] = string
             case .bool(let flag): result[name] = flag ? "true" : "false"
             case .int(let number): result[name] = String(number)
-            case .array where name == "signup-attributes":
+            case .array where name == "signup-attributes" || name == "upstream-providers":
                 result[name] = String(decoding: try CanonicalJSON.encode(value), as: UTF8.self)
             default: throw ConfigurationError("config file \(path): '\(key)' must be a string, whole number or boolean")
             }
@@ -93,6 +93,7 @@ public struct ConfigurationLoader {
         }
         if let value = self["session-lifetime"] { configuration.sessionLifetime = try Self.duration(value, "session-lifetime") }
         try readNativeAuth(into: &configuration.nativeAuth)
+        if let value = self["upstream-providers"] { configuration.upstreamProviders = try UpstreamProviderSettings.parse(value) }
         if let value = self["email-link-lifetime"] { configuration.emailLinkLifetime = try Self.duration(value, "email-link-lifetime") }
         try configuration.validate()
         return configuration

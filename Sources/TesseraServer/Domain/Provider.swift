@@ -28,6 +28,8 @@ public final class Provider: Sendable {
     let nativeAuth: NativeAuthenticator
     /// Email-link sign-in.
     let emailLinks: EmailLinks
+    /// Sign-in through upstream identity providers.
+    let federation: Federation
 
     /// Opens the database, applies migrations and loads (or creates) the signing keys.
     public static func start(_ configuration: ServerConfiguration, clock: WallClock = .system, logger: Logger) async throws -> Provider {
@@ -42,14 +44,15 @@ public final class Provider: Sendable {
             try await keys.start()
             let pairwiseSecret = try await store.setting("pairwise_secret") { SecureRandom.token() }
             return try Provider(configuration: configuration, store: store, keys: keys, pairwiseSecret: pairwiseSecret,
-                                clock: clock, logger: logger)
+                                secretBox: secretBox, clock: clock, logger: logger)
         } catch {
             try? await database.close()
             throw error
         }
     }
 
-    init(configuration: ServerConfiguration, store: SQLStore, keys: KeyRing, pairwiseSecret: String, clock: WallClock, logger: Logger) throws {
+    init(configuration: ServerConfiguration, store: SQLStore, keys: KeyRing, pairwiseSecret: String, secretBox: SecretBox? = nil,
+         clock: WallClock, logger: Logger) throws {
         self.configuration = configuration
         self.issuer = configuration.issuerURL
         self.store = store
@@ -69,11 +72,6 @@ public final class Provider: Sendable {
         clientAuthenticator = ClientAuthenticator(clients: store, grants: store, audiences: Set([issuer] + endpoints), clock: clock)
         accessTokens = AccessTokenValidator(issuer: issuer, keys: keys, grants: store, clock: clock)
         let userTokens = UserGrantTokens(issuer: tokenIssuer, users: store)
-        grants = TokenEndpointGrants([
-            AuthorizationCodeGrant(grants: store, tokens: userTokens, clock: clock),
-            RefreshTokenGrant(grants: store, tokens: userTokens, clock: clock),
-            ClientCredentialsGrant(issuer: tokenIssuer),
-        ])
         passwordSignIn = PasswordSignIn(
             users: store, passwords: passwords,
             accountThrottle: FailureThrottle(limit: configuration.maxFailuresPerAccount, window: configuration.failureWindow),
@@ -97,6 +95,14 @@ public final class Provider: Sendable {
             tokens: userTokens, issuerHost: URLComponents(string: issuer)?.host ?? issuer, clock: clock, logger: logger)
         emailLinks = EmailLinks(lifetime: configuration.emailLinkLifetime, issuer: issuer, store: store, native: nativeAuth,
                                 clock: clock, logger: logger)
+        federation = try Federation(settings: configuration.upstreamProviders, issuer: issuer, store: store, secretBox: secretBox,
+                                    clock: clock, logger: logger)
+        grants = TokenEndpointGrants([
+            AuthorizationCodeGrant(grants: store, tokens: userTokens, clock: clock),
+            RefreshTokenGrant(grants: store, tokens: userTokens, clock: clock),
+            ClientCredentialsGrant(issuer: tokenIssuer),
+            UpstreamTokenExchangeGrant(federation: federation, native: nativeAuth, accessTokens: accessTokens),
+        ])
     }
 
     /// Starts a provider, runs `body` with it, and shuts it down whatever happens.
@@ -259,6 +265,11 @@ public final class Provider: Sendable {
         user.updatedAt = clock.now()
         try await store.updateProfile(userID: user.id, profile: user.profile, now: user.updatedAt)
         return user
+    }
+
+    /// Deletes a user, revoking the upstream tokens the account holds first (Apple requires it).
+    public func deleteUser(_ user: User) async throws {
+        try await federation.deleteUser(user)
     }
 
     static func isPlausibleEmail(_ email: String) -> Bool {

@@ -113,7 +113,7 @@ struct AuthorizationEndpoint {
         let (csrf, cookie) = CSRF.token(for: request, secure: provider.configuration.secureCookies)
         let html = pages.login(language: language(for: request, locales: authorization.uiLocales), clientName: client.name,
                                interaction: interaction, csrf: csrf, email: email, message: message,
-                               linkAction: EmailLinkEndpoints.loginPath)
+                               linkAction: EmailLinkEndpoints.loginPath, providers: provider.federation.loginProviders)
         var response = Responses.html(html, status: status, formTargets: [authorization.redirectURI])
         if let cookie { response.setCookie(cookie) }
         return response

@@ -39,7 +39,8 @@ struct EmailLinkEndpoints {
     func send(_ parameters: RequestParameters, caller: NativeAuthenticator.Caller) async throws -> Response {
         let email = NativeAuthenticator.normalise(try provider.nativeAuth.required(parameters, "email"))
         guard Provider.isPlausibleEmail(email) else {
-            throw NativeAuthError("invalid_request", "The email parameter is empty or not valid: it must be an email address.", errorCodes: [90100])
+            throw NativeAuthError("invalid_request", "The email parameter is empty or not valid: it must be an email address.",
+                                  suberror: "invalid_email", errorCodes: [90100])
         }
         var request = EmailLinks.SendRequest(email: email, language: caller.language)
         request.handleInApp = try flag(parameters, "handle_code_in_app")
@@ -126,11 +127,15 @@ struct EmailLinkEndpoints {
     /// `oob_code`, or the one inside `link` (the URL the app was opened with).
     func oobCode(_ parameters: RequestParameters) throws -> String {
         if let code = parameters["oob_code"] { return code }
-        guard let link = parameters["link"], let components = URLComponents(string: link),
-              let code = components.queryItems?.first(where: { $0.name == "oob_code" })?.value else {
+        // The code is in the link's query, or in its fragment when a web app put it there.
+        guard let link = parameters["link"], let components = URLComponents(string: link) else {
             throw NativeAuthError.invalidRequest("Send the oob_code parameter, or the link the app was opened with as link.")
         }
-        if let mode = components.queryItems?.first(where: { $0.name == "mode" })?.value, mode != "signIn" {
+        let items = (components.queryItems ?? []) + (URLComponents(string: "?" + (components.fragment ?? ""))?.queryItems ?? [])
+        guard let code = items.first(where: { $0.name == "oob_code" })?.value else {
+            throw NativeAuthError.invalidRequest("The link has no oob_code: send the link the app was opened with, or oob_code.")
+        }
+        if let mode = items.first(where: { $0.name == "mode" })?.value, mode != "signIn" {
             throw NativeAuthError.invalidRequest("The link is not a sign-in link (mode=\(mode)).")
         }
         return code

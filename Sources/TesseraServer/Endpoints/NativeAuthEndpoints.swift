@@ -174,6 +174,11 @@ struct NativeAuthEndpoints {
         body["correlation_id"] = .string(correlationID)
         var response = Responses.json((try? CanonicalJSON.encode(body)) ?? Data(), status: .init(code: error.status))
         if let wait = error.extra["retry_after"]?.intValue { response.headers[.retryAfter] = String(wait) }
+        // RFC 6749 §5.2 and RFC 6750 §3: a 401 says how to authenticate.
+        if error.status == 401 {
+            response.headers[.wwwAuthenticate] = error.error == "invalid_token"
+                ? "Bearer realm=\"tessera\", error=\"invalid_token\"" : "Basic realm=\"tessera\""
+        }
         return response
     }
 

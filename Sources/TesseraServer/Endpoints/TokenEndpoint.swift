@@ -22,7 +22,8 @@ struct TokenEndpoint {
         guard let grant = provider.grants.grant(for: grantType) else {
             throw OAuthError(.unsupportedGrantType, "The grant type '\(grantType)' is not supported.")
         }
-        guard client.grantTypes.contains(grantType) else {
+        // First-party apps may exchange their users' upstream identity tokens without registering the grant.
+        guard client.grantTypes.contains(grantType) || (grantType == GrantType.tokenExchange && client.firstParty) else {
             throw OAuthError(.unauthorizedClient, "This client is not allowed the grant type '\(grantType)'.")
         }
         return try Responses.json(try await grant.exchange(parameters, client: client))

@@ -6,7 +6,7 @@ extension MailTemplates {
             subject: "Sign in to {{issuer_host}}",
             before: "Open this link to sign in to {{issuer_host}} as {{email}}:",
             button: "Sign in",
-            after: "The link works once, for {{minutes}} minutes. Open it on the device where you asked for it.",
+            after: "The link works once, for {{minutes}} min. Open it on the device where you asked for it.",
             finePrint: "Don't forward this email: anyone with the link can sign in as you. If you didn't ask to sign in, ignore it."),
         .ru: linkMail(
             subject: "Вход на {{issuer_host}}",

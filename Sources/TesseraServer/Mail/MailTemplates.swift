@@ -93,7 +93,7 @@ public struct MailTemplates: Sendable {
             text: """
             Your code is {{code}}
 
-            Enter it in the app to continue.{{#minutes}} It expires in {{minutes}} minutes.{{/minutes}}
+            Enter it in the app to continue.{{#minutes}} It is valid for {{minutes}} min.{{/minutes}}
 
             If you didn't ask for this code, you can ignore this email.
 
@@ -101,7 +101,7 @@ public struct MailTemplates: Sendable {
             html: """
             <p style="margin:0 0 16px">Your code is</p>
             <p style="margin:0 0 24px;font-size:32px;font-weight:700;letter-spacing:4px">{{code}}</p>
-            <p style="margin:0 0 16px">Enter it in the app to continue.{{#minutes}} It expires in {{minutes}} minutes.{{/minutes}}</p>
+            <p style="margin:0 0 16px">Enter it in the app to continue.{{#minutes}} It is valid for {{minutes}} min.{{/minutes}}</p>
             <p style="margin:0;color:#5c6370;font-size:14px">If you didn't ask for this code, you can ignore this email.</p>
 
             """),

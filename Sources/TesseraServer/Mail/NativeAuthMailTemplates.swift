@@ -9,7 +9,7 @@ extension MailTemplates {
         .en: mail(
             subject: "Your verification code",
             intro: "Your verification code is",
-            paragraphs: ["Enter it to confirm {{email}} and finish creating your account at {{issuer_host}}.{{#minutes}} It expires in {{minutes}} minutes.{{/minutes}}"],
+            paragraphs: ["Enter it to confirm {{email}} and finish creating your account at {{issuer_host}}.{{#minutes}} It is valid for {{minutes}} min.{{/minutes}}"],
             finePrint: "If you didn't try to create an account, you can ignore this email: no account will be created."),
         .ru: mail(
             subject: "Код подтверждения",
@@ -23,7 +23,7 @@ extension MailTemplates {
         .en: mail(
             subject: "Your sign-in code",
             intro: "Your sign-in code is",
-            paragraphs: ["Enter it to sign in to your account {{email}} at {{issuer_host}}.{{#minutes}} It expires in {{minutes}} minutes.{{/minutes}}"],
+            paragraphs: ["Enter it to sign in to your account {{email}} at {{issuer_host}}.{{#minutes}} It is valid for {{minutes}} min.{{/minutes}}"],
             finePrint: "Don't share this code with anyone. If you didn't try to sign in, you can ignore this email."),
         .ru: mail(
             subject: "Код для входа",
@@ -37,7 +37,7 @@ extension MailTemplates {
         .en: mail(
             subject: "Your password reset code",
             intro: "Your password reset code is",
-            paragraphs: ["Enter it to set a new password for your account {{email}} at {{issuer_host}}.{{#minutes}} It expires in {{minutes}} minutes.{{/minutes}}"],
+            paragraphs: ["Enter it to set a new password for your account {{email}} at {{issuer_host}}.{{#minutes}} It is valid for {{minutes}} min.{{/minutes}}"],
             finePrint: "Don't share this code with anyone. If you didn't ask to reset your password, ignore this email: your password is unchanged."),
         .ru: mail(
             subject: "Код для сброса пароля",

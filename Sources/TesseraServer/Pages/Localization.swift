@@ -44,6 +44,9 @@ public enum PageLanguage: String, Sendable, CaseIterable {
         case or, emailMeALink, linkSentTitle, linkSentIntro, linkSentInstructions, linkSentNotReceived, linkSendThrottled
         case linkConfirmEmailTitle, linkOtherDevice, linkContinueAs, linkEmailMismatch
         case linkInvalidTitle, linkInvalid, signedInTitle, signedIn, enterEmail
+        case continueWith, connect, linkTitle, linkIntro, linkNoPassword, linkSubmit, federationFailed, federationCancelled
+        case accountIdentities, accountNoIdentities, accountRemoveIdentity, accountLastWay, accountDelete, accountDeleteConfirm
+        case accountDeleteButton, accountDeleteMistyped, accountDeleted, identityInUse
     }
 
     static let english: [Key: String] = [
@@ -75,6 +78,20 @@ public enum PageLanguage: String, Sendable, CaseIterable {
         .linkInvalid: "The sign-in link has expired or was already used. Go back to the app and ask for a new one.",
         .signedInTitle: "You're signed in", .signedIn: "You can close this page and return to the app.",
         .enterEmail: "Enter your email address.",
+        .continueWith: "Continue with", .connect: "Connect",
+        .linkTitle: "Connect your account",
+        .linkIntro: "You already have an account with this email address. Sign in to it to connect {provider}; next time {provider} signs you straight in.",
+        .linkNoPassword: "Your account has no password. Sign in to it with an email link or code, then connect {provider} from your account page.",
+        .linkSubmit: "Sign in and connect",
+        .federationFailed: "Signing in with the other provider didn't work. Go back to the app and try again.",
+        .federationCancelled: "Signing in with the other provider was cancelled.",
+        .accountIdentities: "Sign-in providers", .accountNoIdentities: "No other provider is connected.",
+        .accountRemoveIdentity: "Disconnect",
+        .accountLastWay: "This is your only way to sign in: set a password or connect another provider first.",
+        .accountDelete: "Delete account", .accountDeleteConfirm: "Type DELETE to delete your account and everything in it.",
+        .accountDeleteButton: "Delete my account", .accountDeleteMistyped: "Type DELETE exactly to confirm.",
+        .accountDeleted: "Your account was deleted.",
+        .identityInUse: "This provider account is already connected to another account.",
     ]
 
     static let russian: [Key: String] = [
@@ -106,6 +123,20 @@ public enum PageLanguage: String, Sendable, CaseIterable {
         .linkInvalid: "Срок действия ссылки для входа истёк или она уже использована. Вернитесь в приложение и запросите новую.",
         .signedInTitle: "Вы вошли", .signedIn: "Можно закрыть эту страницу и вернуться в приложение.",
         .enterEmail: "Введите адрес электронной почты.",
+        .continueWith: "Продолжить с", .connect: "Подключить",
+        .linkTitle: "Подключите учётную запись",
+        .linkIntro: "У вас уже есть учётная запись с этим адресом. Войдите в неё, чтобы подключить {provider}; в следующий раз {provider} сразу выполнит вход.",
+        .linkNoPassword: "У вашей учётной записи нет пароля. Войдите в неё по ссылке или коду из письма, а затем подключите {provider} на странице учётной записи.",
+        .linkSubmit: "Войти и подключить",
+        .federationFailed: "Не удалось войти через другой сервис. Вернитесь в приложение и попробуйте снова.",
+        .federationCancelled: "Вход через другой сервис отменён.",
+        .accountIdentities: "Сервисы для входа", .accountNoIdentities: "Другие сервисы не подключены.",
+        .accountRemoveIdentity: "Отключить",
+        .accountLastWay: "Это ваш единственный способ входа: сначала задайте пароль или подключите другой сервис.",
+        .accountDelete: "Удаление учётной записи", .accountDeleteConfirm: "Введите DELETE, чтобы удалить учётную запись и все её данные.",
+        .accountDeleteButton: "Удалить учётную запись", .accountDeleteMistyped: "Для подтверждения введите DELETE точно так.",
+        .accountDeleted: "Ваша учётная запись удалена.",
+        .identityInUse: "Эта учётная запись сервиса уже подключена к другой учётной записи.",
     ]
 
     /// How a scope is described on the consent page: the catalogue's words, or the scope

@@ -25,8 +25,10 @@ public struct PageRenderer: Sendable {
 
     /// `linkAction`: where "email me a link" posts, when the page offers it.
     func login(language: PageLanguage, action: String = "/login", clientName: String?, interaction: String?, csrf: String,
-               email: String?, message: String?, linkAction: String? = nil) -> String {
+               email: String?, message: String?, linkAction: String? = nil, providers: [LoginProvider] = []) -> String {
         render("login", [
+            "providers": providers.map { ["id": $0.id, "type": $0.type, "label": language.text(.continueWith) + " " + $0.name,
+                                          "interaction": interaction ?? "", "csrf": csrf] as [String: Any] },
             "title": language.text(.signInTitle), "signInTo": language.text(.signInTo), "clientName": clientName ?? "",
             "action": action, "interaction": interaction ?? "", "csrf": csrf, "email": email ?? "", "message": message ?? "",
             "emailLabel": language.text(.email), "passwordLabel": language.text(.password), "submit": language.text(.signIn),
@@ -74,8 +76,25 @@ public struct PageRenderer: Sendable {
 
     /// An error page: `intro` for the person (a general explanation unless given), the
     /// error's description as technical detail for the app's developer.
-    func account(language: PageLanguage, email: String, apps: [AccountPageApp], csrf: String) -> String {
+    func federationLink(language: PageLanguage, providerName: String, email: String, hasPassword: Bool, linkToken: String, csrf: String,
+                        message: String?) -> String {
+        render("federationlink", [
+            "title": language.text(.linkTitle),
+            "intro": language.text(.linkIntro).replacingOccurrences(of: "{provider}", with: providerName),
+            "noPassword": language.text(.linkNoPassword).replacingOccurrences(of: "{provider}", with: providerName),
+            "hasPassword": hasPassword, "linkToken": linkToken, "csrf": csrf, "email": email, "message": message ?? "",
+            "emailLabel": language.text(.email), "passwordLabel": language.text(.password), "submit": language.text(.linkSubmit),
+        ], language: language)
+    }
+
+    func account(language: PageLanguage, email: String, apps: [AccountPageApp], csrf: String,
+                 identities: [[String: Any]] = [], connect: [LoginProvider] = []) -> String {
         render("account", [
+            "identitiesTitle": language.text(.accountIdentities), "noIdentities": language.text(.accountNoIdentities),
+            "identities": identities.map { $0.merging(["csrf": csrf, "remove": language.text(.accountRemoveIdentity)]) { a, _ in a } },
+            "connect": connect.map { ["id": $0.id, "label": language.text(.connect) + " " + $0.name, "csrf": csrf] as [String: Any] },
+            "deleteTitle": language.text(.accountDelete), "deleteConfirm": language.text(.accountDeleteConfirm),
+            "deleteButton": language.text(.accountDeleteButton),
             "title": language.text(.accountTitle), "signedInAs": language.text(.consentSignedInAs), "email": email,
             "appsTitle": language.text(.accountApps), "noApps": language.text(.accountNoApps),
             "apps": apps.map { ["name": $0.name, "clientID": $0.clientID, "scopes": $0.scopes, "csrf": csrf,
@@ -109,4 +128,11 @@ public struct PageRenderer: Sendable {
             "fields": fields.map { ["name": $0.0, "value": $0.1] }, "nonce": nonce,
         ], language: language)
     }
+}
+
+/// A sign-in button for an upstream provider.
+struct LoginProvider {
+    var id: String
+    var type: String
+    var name: String
 }

@@ -5,6 +5,7 @@ enum Templates {
         "header": header, "footer": footer, "login": login, "consent": consent, "error": error,
         "logout": logout, "loggedout": loggedOut, "formpost": formPost, "account": account,
         "emaillinksent": emailLinkSent, "emaillinkconfirm": emailLinkConfirm, "message": message,
+        "federationlink": federationLink,
     ]
 
     static let header = """
@@ -46,6 +47,31 @@ enum Templates {
     {{#linkAction}}<p class="divider"><span>{{or}}</span></p>
     <button type="submit" class="secondary" formaction="{{linkAction}}" formnovalidate>{{emailLink}}</button>{{/linkAction}}
     </form>
+    {{#providers}}<form method="post" action="/login/federated/{{id}}" class="federated">
+    {{#interaction}}<input type="hidden" name="interaction" value="{{interaction}}">{{/interaction}}
+    <input type="hidden" name="csrf_token" value="{{csrf}}">
+    <button type="submit" class="secondary provider-{{type}}">{{label}}</button>
+    </form>
+    {{/providers}}
+    {{> footer}}
+    """
+
+    /// An upstream identity whose address is an existing account's: the owner signs in to link it.
+    static let federationLink = """
+    {{> header}}
+    <h1>{{title}}</h1>
+    {{#message}}<p class="alert" role="alert" id="form-error">{{message}}</p>{{/message}}
+    <p>{{intro}}</p>
+    {{#hasPassword}}<form method="post" action="/federation/link" novalidate>
+    <input type="hidden" name="link_token" value="{{linkToken}}">
+    <input type="hidden" name="csrf_token" value="{{csrf}}">
+    <label for="email">{{emailLabel}}</label>
+    <input id="email" type="email" value="{{email}}" readonly>
+    <label for="password">{{passwordLabel}}</label>
+    <input id="password" name="password" type="password" autocomplete="current-password" required autofocus{{#message}} aria-describedby="form-error" aria-invalid="true"{{/message}}>
+    <button type="submit">{{submit}}</button>
+    </form>{{/hasPassword}}
+    {{^hasPassword}}<p class="muted">{{noPassword}}</p>{{/hasPassword}}
     {{> footer}}
     """
 
@@ -125,6 +151,31 @@ enum Templates {
     </form>
     </section>
     {{/apps}}
+    <h2>{{identitiesTitle}}</h2>
+    {{^identities}}<p>{{noIdentities}}</p>{{/identities}}
+    {{#identities}}
+    <section class="app">
+    <h3>{{name}}</h3>
+    {{#email}}<p class="muted">{{email}}</p>{{/email}}
+    <form method="post" action="/account/identities/remove">
+    <input type="hidden" name="csrf_token" value="{{csrf}}">
+    <input type="hidden" name="provider" value="{{provider}}">
+    <button type="submit" class="secondary">{{remove}}</button>
+    </form>
+    </section>
+    {{/identities}}
+    {{#connect}}<form method="post" action="/account/identities/connect/{{id}}">
+    <input type="hidden" name="csrf_token" value="{{csrf}}">
+    <button type="submit" class="secondary">{{label}}</button>
+    </form>
+    {{/connect}}
+    <h2>{{deleteTitle}}</h2>
+    <form method="post" action="/account/delete">
+    <input type="hidden" name="csrf_token" value="{{csrf}}">
+    <label for="confirm">{{deleteConfirm}}</label>
+    <input id="confirm" name="confirm" type="text" autocomplete="off">
+    <button type="submit" class="danger">{{deleteButton}}</button>
+    </form>
     <p><a href="/logout">{{signOut}}</a></p>
     {{> footer}}
     """
@@ -197,6 +248,8 @@ enum Templates {
     h2 { font-size: 1.1rem; margin: 24px 0 8px; } h3 { font-size: 1rem; margin: 0 0 4px; }
     .app { border-top: 1px solid var(--border); padding: 16px 0; } .app button { margin-top: 8px; }
     a { color: var(--accent); }
+    form.federated button { margin-top: 12px; }
+    button.danger { background: var(--alert); color: #fff; }
     .divider { display: flex; align-items: center; gap: 12px; margin: 20px 0 -8px; color: var(--muted); font-size: .9rem; }
     .divider::before, .divider::after { content: ""; flex: 1; border-top: 1px solid var(--border); }
     """

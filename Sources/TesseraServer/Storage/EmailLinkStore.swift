@@ -49,8 +49,9 @@ public enum EmailLinkOperation: Sendable, Equatable {
 public protocol EmailLinkStore: Sendable {
     func insertEmailLink(codeHash: String, _ link: EmailLinkRecord) async throws
     func emailLink(codeHash: String) async throws -> EmailLinkRecord?
-    /// Counts a completion with the wrong address; returns the new count.
-    func recordWrongEmail(codeHash: String) async throws -> Int
+    /// Takes one of the link's `limit` completions with an address before it is compared
+    /// (parallel guesses each use one up); nil when none is left.
+    func reserveEmailAttempt(codeHash: String, limit: Int) async throws -> Int?
     /// Atomically marks the link used (if it still can be) and does `operation`.
     func redeemEmailLink(codeHash: String, operation: EmailLinkOperation, now: Int64) async throws -> EmailLinkRedemption
 }
@@ -80,12 +81,12 @@ extension SQLStore: EmailLinkStore {
         }
     }
 
-    public func recordWrongEmail(codeHash: String) async throws -> Int {
+    public func reserveEmailAttempt(codeHash: String, limit: Int) async throws -> Int? {
         try await database.withDatabase { db in
-            let row = try await db.raw("""
-                UPDATE email_links SET wrong_attempts = wrong_attempts + 1 WHERE code_hash = \(bind: codeHash) RETURNING wrong_attempts
-                """).first()
-            return Int(try row?.int("wrong_attempts") ?? 0)
+            try await db.raw("""
+                UPDATE email_links SET wrong_attempts = wrong_attempts + 1
+                WHERE code_hash = \(bind: codeHash) AND wrong_attempts < \(bind: limit) RETURNING wrong_attempts
+                """).first().map { Int(try $0.int("wrong_attempts")) }
         }
     }
 
@@ -129,6 +130,7 @@ extension SQLStore: EmailLinkStore {
                     UPDATE users SET password_hash = NULL, email_verified = \(bind: true), updated_at = \(bind: now) WHERE id = \(bind: owner.id)
                     """).run()
                 try await Self.revokeEverything(userID: owner.id, now: now, on: db)
+                try await Self.removeUnverifiedIdentities(userID: owner.id, on: db)
                 var secured = owner
                 secured.passwordHash = nil
                 secured.emailVerified = true
@@ -146,6 +148,12 @@ extension SQLStore: EmailLinkStore {
                 return .reauthenticated(owner!)
             }
         }
+    }
+
+    /// Removes the upstream identities linked to an account on the strength of an email address
+    /// the upstream had not verified: once the address is proven, they are not proof of anything.
+    static func removeUnverifiedIdentities(userID: String, on db: any SQLDatabase) async throws {
+        try await db.raw("DELETE FROM upstream_identities WHERE user_id = \(bind: userID) AND proven = \(bind: false)").run()
     }
 
     /// Ends every browser session and revokes every grant (with its tokens) of a user.

@@ -226,6 +226,8 @@ extension SQLStore: Housekeeping {
             try await db.raw("DELETE FROM native_flows WHERE expires_at < \(bind: now)").run()
             try await db.raw("DELETE FROM email_links WHERE expires_at < \(bind: horizon)").run()
             try await db.raw("DELETE FROM code_sends WHERE sent_at < \(bind: now - 86_400)").run()
+            try await db.raw("DELETE FROM upstream_requests WHERE expires_at < \(bind: now)").run()
+            try await db.raw("DELETE FROM pending_links WHERE expires_at < \(bind: now)").run()
         }
     }
 }

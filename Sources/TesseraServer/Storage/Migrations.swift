@@ -210,6 +210,50 @@ enum Migrations {
             "CREATE INDEX email_links_expiry ON email_links (expires_at)",
             "ALTER TABLE clients ADD COLUMN app_links TEXT",
         ]),
+        // Federation (Flows/Federation/): identities at upstream providers linked to accounts, the
+        // requests on their way to an upstream, and identities waiting for the owner of an
+        // existing account to prove it before they are linked.
+        Migration(version: 5, name: "federation", statements: [
+            """
+            CREATE TABLE upstream_identities (
+                provider_id TEXT NOT NULL,
+                subject TEXT NOT NULL,
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                email TEXT,
+                proven BOOLEAN NOT NULL,
+                refresh_token TEXT,
+                client_id TEXT,
+                created_at BIGINT NOT NULL,
+                last_used_at BIGINT NOT NULL,
+                PRIMARY KEY (provider_id, subject))
+            """,
+            "CREATE INDEX upstream_identities_user ON upstream_identities (user_id)",
+            """
+            CREATE TABLE upstream_requests (
+                state_hash TEXT PRIMARY KEY,
+                provider_id TEXT NOT NULL,
+                nonce TEXT NOT NULL,
+                code_verifier TEXT,
+                interaction TEXT,
+                link_user_id TEXT,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL)
+            """,
+            """
+            CREATE TABLE pending_links (
+                token_hash TEXT PRIMARY KEY,
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                identity TEXT NOT NULL,
+                interaction TEXT,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL)
+            """,
+        ]),
+        // Entries of a flow's current one-time code, counted in SQL so that parallel guesses
+        // can't all read the same count.
+        Migration(version: 6, name: "code_attempts", statements: [
+            "ALTER TABLE native_flows ADD COLUMN code_attempts BIGINT NOT NULL DEFAULT 0",
+        ]),
     ]
 
     /// Brings the schema up to date; safe to call from several processes at once.

@@ -12,8 +12,6 @@ public protocol NativeFlowStore: Sendable {
     /// Saves the flow and moves it to a new continuation token (`to` nil ends the flow).
     /// False when `from` is no longer current: another request used it first.
     func advanceFlow(_ flow: NativeFlow, from: String, to: String?) async throws -> Bool
-    /// Saves the flow under the same token (a wrong code counted).
-    func saveFlow(_ flow: NativeFlow, tokenHash: String) async throws -> Bool
     /// Atomically: creates the account and moves the flow on. False when `from` was used
     /// first; throws ``StoreError/duplicate(_:)`` when the address got an account meanwhile.
     func completeSignUp(_ flow: NativeFlow, user: User, from: String, to: String) async throws -> Bool
@@ -21,6 +19,11 @@ public protocol NativeFlowStore: Sendable {
     /// session and grant of the user, and moves the flow on.
     func completePasswordReset(_ flow: NativeFlow, userID: String, passwordHash: String, now: Int64,
                                from: String, to: String) async throws -> Bool
+    /// Takes one of the current code's `limit` entries before it is compared; nil when none
+    /// is left (or the token is no longer current). Returns how many are used.
+    func reserveCodeAttempt(flowID: String, tokenHash: String, limit: Int) async throws -> Int?
+    /// A new code: its entries start from zero.
+    func resetCodeAttempts(flowID: String) async throws
     func recordCodeSent(email: String, clientAddress: String, now: Int64) async throws
     /// Codes sent since `since` to `email`, and to anyone from `clientAddress`.
     func codesSent(email: String, clientAddress: String, since: Int64) async throws -> (toEmail: Int, fromAddress: Int)
@@ -50,10 +53,6 @@ extension SQLStore: NativeFlowStore {
         return try await database.withDatabase { db in
             try await Self.advance(flow, state: state, from: from, to: to, on: db)
         }
-    }
-
-    public func saveFlow(_ flow: NativeFlow, tokenHash: String) async throws -> Bool {
-        try await advanceFlow(flow, from: tokenHash, to: tokenHash)
     }
 
     static func advance(_ flow: NativeFlow, state: String, from: String, to: String?, on db: any SQLDatabase) async throws -> Bool {
@@ -94,7 +93,23 @@ extension SQLStore: NativeFlowStore {
                 WHERE id = \(bind: userID)
                 """).run()
             try await Self.revokeEverything(userID: userID, now: now, on: db)
+            try await Self.removeUnverifiedIdentities(userID: userID, on: db)
             return true
+        }
+    }
+
+    public func reserveCodeAttempt(flowID: String, tokenHash: String, limit: Int) async throws -> Int? {
+        try await database.withDatabase { db in
+            try await db.raw("""
+                UPDATE native_flows SET code_attempts = code_attempts + 1
+                WHERE id = \(bind: flowID) AND token_hash = \(bind: tokenHash) AND code_attempts < \(bind: limit) RETURNING code_attempts
+                """).first().map { Int(try $0.int("code_attempts")) }
+        }
+    }
+
+    public func resetCodeAttempts(flowID: String) async throws {
+        try await database.withDatabase { db in
+            try await db.raw("UPDATE native_flows SET code_attempts = 0 WHERE id = \(bind: flowID)").run()
         }
     }
 

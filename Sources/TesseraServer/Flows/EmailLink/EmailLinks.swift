@@ -11,7 +11,7 @@ import TesseraCore
 /// removes the password someone else may have set and ends every session and token.
 struct EmailLinks: Sendable {
     let lifetime: Int64
-    /// Completions with a wrong address before the link stops working.
+    /// Completions with an address (on another device, or by an app) before the link stops working.
     let maxWrongEmails = 5
     let issuer: String
     let store: any EmailLinkStore & UserStore
@@ -91,9 +91,13 @@ struct EmailLinks: Sendable {
                   record.wrongAttempts < maxWrongEmails else { throw Problem.unusable(expired: false) }
             guard record.expiresAt > clock.now() else { throw Problem.unusable(expired: true) }
             if let email {
+                // Counted before the comparison, so parallel guesses each use one up; the count
+                // of the link's completions with an address, right or wrong.
+                guard let used = try await store.reserveEmailAttempt(codeHash: tokenHash(code), limit: maxWrongEmails) else {
+                    throw Problem.unusable(expired: false)
+                }
                 guard constantTimeEquals(Array(NativeAuthenticator.normalise(email).utf8), Array(record.email.utf8)) else {
-                    let wrong = try await store.recordWrongEmail(codeHash: tokenHash(code))
-                    throw Problem.emailMismatch(attemptsLeft: max(maxWrongEmails - wrong, 0))
+                    throw Problem.emailMismatch(attemptsLeft: max(maxWrongEmails - used, 0))
                 }
             }
             let outcome = try await store.redeemEmailLink(codeHash: tokenHash(code), operation: operation, now: clock.now())

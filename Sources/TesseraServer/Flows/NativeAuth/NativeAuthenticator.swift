@@ -174,8 +174,11 @@ struct NativeAuthenticator: Sendable {
                                                  invalid: "invalid_grant")
         let challenges = try parameters["challenge_type"].map { _ in try challengeTypes(parameters) } ?? flow.challengeTypes.compactMap(Challenge.init)
         let user = try await flow.userID.asyncMap { try await store.user(id: $0) } ?? nil
-        // An address without an account is answered as one with a password would be.
-        let hasPassword = user.map { $0.passwordHash != nil } ?? true
+        // With enumeration protection the challenge depends only on what the app can do: a
+        // password when it listed one (an account without one, like an unknown address, then
+        // fails with the one invalid_grant), so the answer tells nothing about the account. An
+        // app that wants a code for such users asks for it with challenge_type=oob redirect.
+        let hasPassword = enumerationProtection || user?.passwordHash != nil
         // Once a code was sent, asking again means "send another code".
         if challenges.contains(.password) && hasPassword && flow.step != .codeSent {
             var next = flow
@@ -384,7 +387,7 @@ struct NativeAuthenticator: Sendable {
         // Nothing that is typed can match a code that was not sent.
         let matchable = deliver && !flow.accountExists
         flow.code = NativeFlow.Code(hash: matchable ? Self.codeHash(code, flow: flow.id) : "unmatchable:" + SecureRandom.token(),
-                                    expiresAt: now + settings.codeLifetime, wrongAttempts: 0)
+                                    expiresAt: now + settings.codeLifetime)
         flow.codeSentAt = now
         flow.step = .codeSent
         let answer = try await advance(flow, from: token, members: [
@@ -392,6 +395,7 @@ struct NativeAuthenticator: Sendable {
             "challenge_target_label": .string(Self.mask(flow.email)), "code_length": .int(Int64(settings.codeLength)),
             "interval": .int(settings.resendInterval),
         ])
+        try await store.resetCodeAttempts(flowID: flow.id)
         try await store.recordCodeSent(email: flow.email, clientAddress: caller.address, now: now)
         if deliver {
             let values: [String: Any] = flow.accountExists ? [:] : ["code": code, "minutes": Int((settings.codeLifetime + 59) / 60)]
@@ -423,18 +427,15 @@ struct NativeAuthenticator: Sendable {
     /// saved), and after the limit the code stops working.
     func checkCode(_ flow: inout NativeFlow, token: String, parameters: RequestParameters) async throws {
         let entered = try required(parameters, "oob")
-        guard var code = flow.code else { throw NativeAuthError.invalidRequest("Ask for a code first.") }
-        guard code.wrongAttempts < settings.maxCodeAttempts else {
-            throw NativeAuthError.invalidOOB("Too many wrong codes. Ask for a new code.")
-        }
+        guard let code = flow.code else { throw NativeAuthError.invalidRequest("Ask for a code first.") }
         guard code.expiresAt > clock.now() else { throw NativeAuthError.invalidOOB("The code has expired. Ask for a new code.") }
+        // The entry is counted before it is compared, so parallel guesses each use one up.
+        guard let used = try await store.reserveCodeAttempt(flowID: flow.id, tokenHash: tokenHash(token), limit: settings.maxCodeAttempts)
+        else { throw NativeAuthError.invalidOOB("Too many wrong codes. Ask for a new code.") }
         let matches = entered.count == settings.codeLength && entered.allSatisfy(\.isASCII) && entered.allSatisfy(\.isNumber)
             && constantTimeEquals(Array(Self.codeHash(entered, flow: flow.id).utf8), Array(code.hash.utf8))
         guard matches else {
-            code.wrongAttempts += 1
-            flow.code = code
-            _ = try await store.saveFlow(flow, tokenHash: tokenHash(token))
-            let left = settings.maxCodeAttempts - code.wrongAttempts
+            let left = settings.maxCodeAttempts - used
             throw NativeAuthError.invalidOOB(left > 0 ? "The code is not valid. \(left) attempt\(left == 1 ? "" : "s") left."
                                                       : "The code is not valid. Ask for a new code.")
         }
@@ -442,6 +443,7 @@ struct NativeAuthenticator: Sendable {
         flow.emailVerified = true
         flow.step = .verified
     }
+
 
     func checkPassword(_ password: String, email: String) throws {
         if let violation = policy.check(password, email: email) { throw NativeAuthError.password(violation, policy: policy) }

@@ -27,11 +27,10 @@ public struct NativeFlow: Sendable, Codable, Equatable {
         case completed
     }
 
-    /// The code the user must type, as its hash.
+    /// The code the user must type, as its hash (its entries are counted in the row, in SQL).
     public struct Code: Sendable, Codable, Equatable {
         var hash: String
         var expiresAt: Int64
-        var wrongAttempts: Int
     }
 
     var id: String

@@ -1,0 +1,252 @@
+import Foundation
+import Hummingbird
+import TesseraAuth
+import TesseraCore
+
+/// Sign-in through upstream providers in the browser: the login page's buttons, the
+/// providers' callbacks (Apple's is a form POST), the page where an existing account's owner
+/// proves it before an identity is linked, the account page's connect/disconnect/delete, and
+/// Sign in with Apple's server-to-server notifications.
+struct FederationEndpoints {
+    let provider: Provider
+    var federation: Federation { provider.federation }
+    var pages: PageRenderer { provider.pages }
+    var authorization: AuthorizationEndpoint { AuthorizationEndpoint(provider: provider) }
+
+    static let notificationsPath = "/federation/apple/notifications"
+
+    func register(on router: Router<TesseraRequestContext>) {
+        router.post("/login/federated/:provider") { request, context in try await start(request, context) }
+        router.get("/federation/:provider/callback") { request, context in try await callback(request, context) }
+        router.post("/federation/:provider/callback") { request, context in try await callback(request, context) }
+        router.post("/federation/link") { request, context in try await link(request, context) }
+        router.post("/account/identities/connect/:provider") { request, context in try await connect(request, context) }
+        router.post("/account/identities/remove") { request, _ in try await remove(request) }
+        router.post("/account/delete") { request, _ in try await deleteAccount(request) }
+        router.post(RouterPath(Self.notificationsPath)) { request, _ in try await appleNotification(request) }
+    }
+
+    /// The login page's button: remembers the authorization request and goes to the provider.
+    func start(_ request: Request, _ context: TesseraRequestContext) async throws -> Response {
+        var request = request
+        let form = try await request.formParameters()
+        guard let interaction = form["interaction"], let (pending, _) = try await provider.authorizer.pendingRequest(interaction) else {
+            return authorization.expiredPage(request)
+        }
+        let language = authorization.language(for: request, locales: pending.uiLocales)
+        guard CSRF.isValid(form["csrf_token"], request: request) else { return authorization.expiredPage(request, language: language) }
+        guard let upstream = federation.upstreams[context.parameters.get("provider") ?? ""] else {
+            return Responses.html(pages.error(language: language, error: OAuthError.invalidRequest("Unknown sign-in provider.")), status: .notFound)
+        }
+        return try await redirect(to: upstream, interaction: interaction, linkUserID: nil, language: language)
+    }
+
+    func redirect(to upstream: Upstream, interaction: String?, linkUserID: String?, language: PageLanguage) async throws -> Response {
+        do {
+            let url = try await federation.start(upstream, interaction: interaction, linkUserID: linkUserID)
+            return Responses.redirect(url.absoluteString, status: .seeOther)
+        } catch {
+            provider.logger.error("could not start a federated sign-in", metadata: ["provider": "\(upstream.id)", "error": "\(error)"])
+            return failurePage(language, cancelled: false, status: .badGateway)
+        }
+    }
+
+    /// The provider's answer: GET for OpenID providers, a cross-site form POST for Apple (so
+    /// no cookie of ours comes with it; the `state` row carries everything).
+    func callback(_ request: Request, _ context: TesseraRequestContext) async throws -> Response {
+        var request = request
+        let parameters = request.method == .post ? try await request.formParameters() : request.queryParameters
+        let language = authorization.language(for: request, locales: [])
+        guard let upstream = federation.upstreams[context.parameters.get("provider") ?? ""] else {
+            return failurePage(language, cancelled: false, status: .notFound)
+        }
+        let outcome: Federation.Outcome
+        do {
+            outcome = try await federation.callback(upstream, parameters: parameters)
+        } catch .upstreamError(let error) {
+            return failurePage(language, cancelled: error == "access_denied" || error == "user_cancelled_authorize", status: .badRequest)
+        } catch .identityInUse {
+            return Responses.html(pages.message(language: language, title: .errorTitle, message: .identityInUse), status: .conflict)
+        } catch {
+            provider.logger.info("federated sign-in refused", metadata: ["provider": "\(upstream.id)", "error": "\(error)"])
+            return failurePage(language, cancelled: false, status: .badRequest)
+        }
+        return try await respond(outcome, request: request, language: language)
+    }
+
+    func respond(_ outcome: Federation.Outcome, request: Request, language: PageLanguage) async throws -> Response {
+        switch outcome {
+        case .signedIn(let user, let interaction, _):
+            return try await signIn(user, interaction: interaction, request: request, language: language)
+        case .connected:
+            return Responses.redirect("/account", status: .seeOther)
+        case .needsProof(let token, let user, let upstream, _):
+            return try await linkPage(request, language: language, token: token, user: user, providerName: upstream.settings.name,
+                                      message: nil, status: .ok)
+        }
+    }
+
+    /// A browser session for the user, then back into the authorization request.
+    func signIn(_ user: User, interaction: String?, request: Request, language: PageLanguage) async throws -> Response {
+        let (session, cookie) = try await BrowserSessions(provider: provider).create(userID: user.id, amr: ["fed"])
+        var response: Response
+        if let interaction, let (pending, client) = try await provider.authorizer.pendingRequest(interaction) {
+            let outcome = try await provider.authorizer.decide(pending, client: client, session: session, signedInNow: true,
+                                                               interaction: interaction)
+            if case .respond = outcome { try await provider.authorizer.finish(interaction) }
+            response = authorization.respond(outcome, request: request, locales: pending.uiLocales, afterPost: true)
+        } else {
+            response = Responses.html(pages.message(language: language, title: .signedInTitle, message: .signedIn))
+        }
+        response.setCookie(cookie)
+        return response
+    }
+
+    /// The owner of the account with the upstream's address signs in to link the identity.
+    func link(_ request: Request, _ context: TesseraRequestContext) async throws -> Response {
+        var request = request
+        let form = try await request.formParameters()
+        let language = authorization.language(for: request, locales: [])
+        guard CSRF.isValid(form["csrf_token"], request: request), let token = form["link_token"],
+              let pending = try await provider.store.pendingLink(tokenHash: tokenHash(token), now: provider.clock.now()),
+              let owner = try await provider.store.user(id: pending.userID) else {
+            return authorization.expiredPage(request, language: language)
+        }
+        let name = federation.upstreams[pending.identity.providerID]?.settings.name ?? pending.identity.providerID
+        switch try await provider.passwordSignIn.signIn(email: owner.email, password: form["password"] ?? "", clientAddress: context.remoteAddress) {
+        case .success(let user):
+            guard try await federation.completeLink(pending, token: token, signedIn: user) else {
+                return Responses.html(pages.message(language: language, title: .errorTitle, message: .identityInUse), status: .conflict)
+            }
+            return try await signIn(user, interaction: pending.interaction, request: request, language: language)
+        case .failure(let failure):
+            return try await linkPage(request, language: language, token: token, user: owner, providerName: name,
+                            message: language.text(failure == .throttled ? .throttled : .badCredentials),
+                            status: failure == .throttled ? .tooManyRequests : .unauthorized)
+        }
+    }
+
+    func linkPage(_ request: Request, language: PageLanguage, token: String, user: User, providerName: String, message: String?,
+                  status: HTTPResponse.Status) async throws -> Response {
+        let (csrf, cookie) = CSRF.token(for: request, secure: provider.configuration.secureCookies)
+        let html = pages.federationLink(language: language, providerName: providerName, email: user.email,
+                                        hasPassword: user.passwordHash != nil, linkToken: token, csrf: csrf, message: message)
+        // The form's answer may redirect to the client: CSP form-action must allow it.
+        var targets: [String] = []
+        if let pending = try await provider.store.pendingLink(tokenHash: tokenHash(token), now: provider.clock.now()),
+           let interaction = pending.interaction, let (authorization, _) = try await provider.authorizer.pendingRequest(interaction) {
+            targets.append(authorization.redirectURI)
+        }
+        var response = Responses.html(html, status: status, formTargets: targets)
+        if let cookie { response.setCookie(cookie) }
+        return response
+    }
+
+    func failurePage(_ language: PageLanguage, cancelled: Bool, status: HTTPResponse.Status) -> Response {
+        Responses.html(pages.message(language: language, title: .errorTitle, message: cancelled ? .federationCancelled : .federationFailed),
+                       status: status)
+    }
+
+    // MARK: The account page
+
+    func signedIn(_ request: Request, form: RequestParameters) async throws -> User? {
+        guard CSRF.isValid(form["csrf_token"], request: request), let session = try await BrowserSessions(provider: provider).current(request)
+        else { return nil }
+        return try await provider.store.user(id: session.userID)
+    }
+
+    func connect(_ request: Request, _ context: TesseraRequestContext) async throws -> Response {
+        var request = request
+        let form = try await request.formParameters()
+        let language = authorization.language(for: request, locales: [])
+        guard let user = try await signedIn(request, form: form) else { return authorization.expiredPage(request, language: language) }
+        guard let upstream = federation.upstreams[context.parameters.get("provider") ?? ""] else {
+            return failurePage(language, cancelled: false, status: .notFound)
+        }
+        return try await redirect(to: upstream, interaction: nil, linkUserID: user.id, language: language)
+    }
+
+    func remove(_ request: Request) async throws -> Response {
+        var request = request
+        let form = try await request.formParameters()
+        let language = authorization.language(for: request, locales: [])
+        guard let user = try await signedIn(request, form: form) else { return authorization.expiredPage(request, language: language) }
+        let identities = try await provider.store.identities(userID: user.id).filter { $0.providerID == form["provider"] }
+        for identity in identities {
+            guard try await federation.canRemove(identity, of: user) else {
+                return Responses.html(pages.message(language: language, title: .accountIdentities, message: .accountLastWay), status: .conflict)
+            }
+            try await provider.store.removeIdentity(providerID: identity.providerID, subject: identity.subject)
+        }
+        return Responses.redirect("/account", status: .seeOther)
+    }
+
+    func deleteAccount(_ request: Request) async throws -> Response {
+        var request = request
+        let form = try await request.formParameters()
+        let language = authorization.language(for: request, locales: [])
+        guard let user = try await signedIn(request, form: form) else { return authorization.expiredPage(request, language: language) }
+        guard form["confirm"] == "DELETE" else {
+            return Responses.html(pages.message(language: language, title: .accountDelete, message: .accountDeleteMistyped), status: .badRequest)
+        }
+        try await federation.deleteUser(user)
+        var response = Responses.html(pages.message(language: language, title: .accountDelete, message: .accountDeleted))
+        response.setCookie(BrowserSessions(provider: provider).clearingCookie)
+        return response
+    }
+
+    // MARK: Sign in with Apple server-to-server notifications
+
+    /// `{"payload": JWS}` signed by Apple; `events` (a JSON string) says what happened to a
+    /// user's Apple ID with this app.
+    func appleNotification(_ request: Request) async throws -> Response {
+        var request = request
+        let buffer = try await request.collectBody(upTo: maxFormBody)
+        func refuse(_ why: String) -> Response {
+            provider.logger.warning("Apple notification refused", metadata: ["reason": "\(why)"])
+            return Responses.json((try? CanonicalJSON.encode(["error": "invalid_request", "error_description": why])) ?? Data(), status: .badRequest)
+        }
+        guard let body = try? JSONDecoder().decode([String: JSONValue].self, from: Data(buffer: buffer)),
+              let payload = body["payload"]?.stringValue else { return refuse("the body must be {\"payload\": JWS}") }
+        for upstream in federation.ordered where upstream.isApple {
+            guard let jwt = try? await upstream.web.verifySignature(payload) else { continue }
+            let audiences = Set([upstream.settings.clientID] + upstream.settings.nativeClientIDs)
+            guard jwt.issuer == (try await upstream.web.discover().issuer), !audiences.isDisjoint(with: jwt.audience) else {
+                return refuse("the notification is not from Apple for this service")
+            }
+            if let expiry = jwt.expiresAt, expiry < provider.clock.now() { return refuse("the notification has expired") }
+            guard let events = jwt.claims["events"].flatMap(Self.events), let type = events["type"]?.stringValue,
+                  let subject = events["sub"]?.stringValue else { return refuse("the notification has no events") }
+            try await handle(type: type, subject: subject, upstream: upstream)
+            return Response(status: .ok)
+        }
+        return refuse("the notification's signature does not verify with Apple's keys")
+    }
+
+    /// `events` is a JSON string in Apple's notifications (an object in some examples).
+    static func events(_ value: JSONValue) -> [String: JSONValue]? {
+        if let object = value.objectValue { return object }
+        guard let text = value.stringValue else { return nil }
+        return try? JSONDecoder().decode([String: JSONValue].self, from: Data(text.utf8))
+    }
+
+    func handle(type: String, subject: String, upstream: Upstream) async throws {
+        guard let identity = try await provider.store.identity(providerID: upstream.id, subject: subject) else { return }
+        let now = provider.clock.now()
+        switch type {
+        case "consent-revoked":
+            // The user stopped using their Apple ID with this app: sign them out everywhere, and unlink.
+            try await provider.store.removeIdentity(providerID: upstream.id, subject: subject)
+            try await provider.store.revokeAllGrants(userID: identity.userID, now: now)
+        case "account-delete":
+            try await provider.store.removeIdentity(providerID: upstream.id, subject: subject)
+            try await provider.store.revokeAllGrants(userID: identity.userID, now: now)
+        case "email-disabled", "email-enabled":
+            // The relay forwards mail again or not; the address itself doesn't change.
+            break
+        default:
+            provider.logger.info("unknown Apple notification type", metadata: ["type": "\(type)"])
+        }
+        provider.logger.info("Apple notification", metadata: ["type": "\(type)", "user": "\(identity.userID)"])
+    }
+}

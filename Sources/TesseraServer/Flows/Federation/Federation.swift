@@ -1,0 +1,245 @@
+import Crypto
+import Foundation
+import Logging
+import TesseraAuth
+import TesseraCore
+
+/// Signing in through upstream identity providers, and the rules that keep an upstream
+/// identity from taking over an account it doesn't own:
+///
+/// - an identity (provider, subject) belongs to one account;
+/// - the first sign-in creates an account, with the address verified only if the upstream
+///   says it verified it;
+/// - an address that already has an account never links by itself: the owner signs in to
+///   that account first (or connects the provider from the account page);
+/// - links made on an address the upstream hadn't verified are dropped when the address is
+///   proven another way (see `SQLStore.removeUnverifiedIdentities`).
+struct Federation: Sendable {
+    let upstreams: [String: Upstream]
+    /// In configuration order, for the buttons.
+    let ordered: [Upstream]
+    let store: any IdentityStore & UserStore
+    let secretBox: SecretBox?
+    let clock: WallClock
+    let logger: Logger
+    /// How long a request to an upstream and a pending link last.
+    let requestLifetime: Int64 = 600
+
+    init(settings: [UpstreamProviderSettings], issuer: String, store: any IdentityStore & UserStore, secretBox: SecretBox?,
+         clock: WallClock, logger: Logger) throws {
+        ordered = try settings.map { try Upstream($0, issuer: issuer, clock: clock) }
+        upstreams = Dictionary(uniqueKeysWithValues: ordered.map { ($0.id, $0) })
+        self.store = store
+        self.secretBox = secretBox
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// The login page's buttons.
+    var loginProviders: [LoginProvider] {
+        ordered.map { LoginProvider(id: $0.id, type: $0.settings.type.rawValue, name: $0.settings.name) }
+    }
+
+    enum Failure: Error, Equatable {
+        case unknownProvider
+        /// The state is unknown, used or expired.
+        case unknownState
+        /// The upstream answered an error (the user cancelled, most often).
+        case upstreamError(String)
+        /// The code exchange or the ID token failed.
+        case invalidResponse(String)
+        /// The identity is another account's (connecting from the account page).
+        case identityInUse
+    }
+
+    /// Where a callback leads.
+    enum Outcome: Sendable {
+        case signedIn(User, interaction: String?, isNewUser: Bool)
+        /// The address is an existing account's: its owner must sign in to link.
+        case needsProof(token: String, user: User, upstream: Upstream, interaction: String?)
+        /// Connected from the account page.
+        case connected(User)
+    }
+
+    // MARK: Web
+
+    /// Starts a sign-in at `upstream`: the URL to send the browser to.
+    func start(_ upstream: Upstream, interaction: String?, linkUserID: String?) async throws -> URL {
+        let request = try await upstream.authorizationRequest()
+        try await store.insertUpstreamRequest(stateHash: tokenHash(request.state), UpstreamRequest(
+            providerID: upstream.id, nonce: request.nonce ?? "", codeVerifier: request.codeVerifier, interaction: interaction,
+            linkUserID: linkUserID, expiresAt: clock.now() + requestLifetime), now: clock.now())
+        return try await upstream.web.authorizationURL(for: request)
+    }
+
+    /// The upstream's answer: `state`, `code` or `error`, and Apple's `user` on the first time.
+    func callback(_ upstream: Upstream, parameters: RequestParameters) async throws(Failure) -> Outcome {
+        do {
+            guard let state = parameters["state"], let request = try await store.takeUpstreamRequest(stateHash: tokenHash(state), now: clock.now()),
+                  request.providerID == upstream.id else { throw Failure.unknownState }
+            if let error = parameters["error"] { throw Failure.upstreamError(error) }
+            guard let code = parameters["code"] else { throw Failure.invalidResponse("the answer has no code") }
+            let result: AuthorizationResult
+            do {
+                result = try await upstream.web.redeemCode(code, redirectUri: upstream.redirectURI, codeVerifier: request.codeVerifier,
+                                                           nonce: request.nonce, scope: upstream.scope)
+            } catch {
+                throw Failure.invalidResponse("\(error)")
+            }
+            guard let idToken = result.idToken else { throw Failure.invalidResponse("no ID token") }
+            var userInfo: [String: JSONValue] = [:]
+            if !upstream.isApple, idToken.claims["email"] == nil, (try? await upstream.web.discover().userinfoEndpoint) != nil {
+                userInfo = (try? await upstream.web.userInfo(accessToken: result.tokens.accessToken, expectedSubject: idToken.subject))?.claims ?? [:]
+            }
+            let claims = UpstreamClaims(idToken: idToken, userInfo: userInfo, appleUser: parameters["user"])
+            return try await resolve(upstream, claims: claims, refreshToken: result.tokens.refreshToken, clientID: upstream.settings.clientID,
+                                     interaction: request.interaction, linkUserID: request.linkUserID)
+        } catch let failure as Failure {
+            throw failure
+        } catch {
+            logger.error("federated sign-in failed", metadata: ["provider": "\(upstream.id)", "error": "\(error)"])
+            throw Failure.invalidResponse("\(error)")
+        }
+    }
+
+    /// The account of an upstream identity: the linked one, a new one, or — when its address
+    /// is an existing account's — none until the owner proves it.
+    func resolve(_ upstream: Upstream, claims: UpstreamClaims, refreshToken: String?, clientID: String, interaction: String?,
+                 linkUserID: String?) async throws -> Outcome {
+        let now = clock.now()
+        var identity = UpstreamIdentity(providerID: upstream.id, subject: claims.subject, userID: "", email: claims.email,
+                                        proven: claims.emailVerified, refreshToken: try refreshToken.map(seal), clientID: clientID,
+                                        createdAt: now, lastUsedAt: now)
+        if let linked = try await store.identity(providerID: upstream.id, subject: claims.subject) {
+            identity.userID = linked.userID
+            identity.proven = linked.proven
+            if let linkUserID, linkUserID != linked.userID { throw Failure.identityInUse }
+            _ = try await store.link(identity)
+            guard let user = try await store.user(id: linked.userID) else { throw Failure.invalidResponse("the linked account is gone") }
+            return linkUserID != nil ? .connected(user) : .signedIn(user, interaction: interaction, isNewUser: false)
+        }
+        if let linkUserID {
+            // Connecting from the account page: the signed-in owner is the proof.
+            identity.userID = linkUserID
+            identity.proven = true
+            guard try await store.link(identity) == .linked, let user = try await store.user(id: linkUserID) else {
+                throw Failure.identityInUse
+            }
+            logger.info("upstream identity connected", metadata: ["provider": "\(upstream.id)", "user": "\(user.id)"])
+            return .connected(user)
+        }
+        if let email = claims.email, let owner = try await store.user(email: email) {
+            let token = SecureRandom.token()
+            identity.userID = owner.id
+            try await store.insertPendingLink(tokenHash: tokenHash(token), PendingLink(userID: owner.id, identity: identity,
+                                                                                    interaction: interaction,
+                                                                                    expiresAt: now + requestLifetime), now: now)
+            return .needsProof(token: token, user: owner, upstream: upstream, interaction: interaction)
+        }
+        let user = newUser(claims, upstream: upstream)
+        identity.userID = user.id
+        do { try await store.createUser(user, identity: identity) } catch StoreError.duplicate {
+            throw Failure.invalidResponse("an account with this address was created meanwhile; sign in again")
+        }
+        logger.info("account created by federated sign-in", metadata: ["provider": "\(upstream.id)", "user": "\(user.id)"])
+        return .signedIn(user, interaction: interaction, isNewUser: true)
+    }
+
+    /// A new account from the upstream's claims. Without an address (an upstream may not
+    /// share one), the account gets a placeholder that can never receive mail.
+    func newUser(_ claims: UpstreamClaims, upstream: Upstream) -> User {
+        let now = clock.now()
+        let id = UUID().uuidString.lowercased()
+        let email = claims.email ?? "\(id)@\(upstream.id).upstream.invalid"
+        return User(id: id, email: email, emailVerified: claims.email != nil && claims.emailVerified, passwordHash: nil,
+                    profile: claims.profile, createdAt: now, updatedAt: now)
+    }
+
+    /// Links a pending identity once its account's owner signed in.
+    func completeLink(_ link: PendingLink, token: String, signedIn user: User) async throws -> Bool {
+        guard user.id == link.userID else { return false }
+        var identity = link.identity
+        identity.proven = true
+        guard try await store.link(identity) == .linked else { return false }
+        try await store.deletePendingLink(tokenHash: tokenHash(token))
+        logger.info("upstream identity linked after the owner signed in", metadata: ["provider": "\(identity.providerID)", "user": "\(user.id)"])
+        return true
+    }
+
+    // MARK: Native Sign in with Apple
+
+    /// An iOS app's Sign in with Apple result: the identity token (checked with the SHA-256 of
+    /// the raw nonce, as Apple puts it), the authorization code (redeemed for Apple's refresh
+    /// token) and the name Apple gives the app the first time.
+    func nativeApple(_ upstream: Upstream, identityToken: String, authorizationCode: String?, rawNonce: String?, user: String?,
+                     linkUserID: String?) async throws(Failure) -> Outcome {
+        do {
+            guard let audience = (try? JWT(parsing: identityToken))?.audience.first, let client = upstream.native[audience] else {
+                throw Failure.invalidResponse("the identity token is not for one of the configured apps (native_client_ids)")
+            }
+            let nonce = rawNonce.map { Base64URL.hex(SHA256.hash(data: Data($0.utf8))) }
+            let idToken: IDToken
+            do { idToken = try await client.validateIDToken(identityToken, nonce: nonce) } catch {
+                throw Failure.invalidResponse("the identity token is not valid: \(error)")
+            }
+            if rawNonce == nil, idToken.nonce != nil { throw Failure.invalidResponse("the identity token has a nonce: send the raw nonce") }
+            var refreshToken: String?
+            if let authorizationCode {
+                do {
+                    let redeemed = try await client.redeemCode(authorizationCode, redirectUri: nil, codeVerifier: nil, nonce: nonce, scope: "")
+                    guard redeemed.idToken?.subject == idToken.subject else {
+                        throw Failure.invalidResponse("the authorization code is for another user than the identity token")
+                    }
+                    refreshToken = redeemed.tokens.refreshToken
+                } catch let failure as Failure {
+                    throw failure
+                } catch {
+                    throw Failure.invalidResponse("Apple refused the authorization code: \(error)")
+                }
+            }
+            let claims = UpstreamClaims(idToken: idToken, appleUser: user)
+            return try await resolve(upstream, claims: claims, refreshToken: refreshToken, clientID: audience, interaction: nil,
+                                     linkUserID: linkUserID)
+        } catch let failure as Failure {
+            throw failure
+        } catch {
+            logger.error("native Sign in with Apple failed", metadata: ["error": "\(error)"])
+            throw Failure.invalidResponse("\(error)")
+        }
+    }
+
+    // MARK: Accounts
+
+    /// Whether removing this identity leaves the user a way to sign in: a password, another
+    /// identity, or a verified address (email codes and links).
+    func canRemove(_ identity: UpstreamIdentity, of user: User) async throws -> Bool {
+        let others = try await store.identities(userID: user.id).filter { $0.providerID != identity.providerID || $0.subject != identity.subject }
+        return user.passwordHash != nil || !others.isEmpty || (user.emailVerified && !user.email.hasSuffix(".upstream.invalid"))
+    }
+
+    /// Deletes an account, first revoking the upstream tokens it holds (Apple requires it).
+    func deleteUser(_ user: User) async throws {
+        for identity in try await store.identities(userID: user.id) {
+            guard let sealed = identity.refreshToken, let upstream = upstreams[identity.providerID] else { continue }
+            do {
+                try await upstream.revoke(refreshToken: try open(sealed), clientID: identity.clientID)
+            } catch {
+                logger.warning("could not revoke an upstream token while deleting an account",
+                               metadata: ["provider": "\(identity.providerID)", "error": "\(error)"])
+            }
+        }
+        try await store.deleteUser(id: user.id)
+        logger.notice("account deleted", metadata: ["user": "\(user.id)"])
+    }
+
+    func seal(_ token: String) throws -> String {
+        guard let secretBox else { return token }
+        return try secretBox.seal(Data(token.utf8), context: "upstream-refresh-token")
+    }
+
+    func open(_ stored: String) throws -> String {
+        guard SecretBox.isSealed(stored) else { return stored }
+        guard let secretBox else { throw ConfigurationError("an upstream token is sealed but no master key is configured") }
+        return String(decoding: try secretBox.open(stored, context: "upstream-refresh-token"), as: UTF8.self)
+    }
+}
