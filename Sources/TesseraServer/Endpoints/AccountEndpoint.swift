@@ -46,7 +46,8 @@ struct AccountEndpoint {
         let linked = Set(try await provider.store.identities(userID: user.id).map(\.providerID))
         var response = Responses.html(provider.pages.account(language: language, email: user.email, apps: apps, csrf: csrf,
                                                              identities: identities,
-                                                             connect: provider.federation.loginProviders.filter { !linked.contains($0.id) }))
+                                                             connect: provider.federation.loginProviders.filter { !linked.contains($0.id) }),
+                                      formTargets: provider.federation.ordered.map(\.authorizationOrigin))
         if let cookie { response.setCookie(cookie) }
         return response
     }

@@ -114,7 +114,8 @@ struct AuthorizationEndpoint {
         let html = pages.login(language: language(for: request, locales: authorization.uiLocales), clientName: client.name,
                                interaction: interaction, csrf: csrf, email: email, message: message,
                                linkAction: EmailLinkEndpoints.loginPath, providers: provider.federation.loginProviders)
-        var response = Responses.html(html, status: status, formTargets: [authorization.redirectURI])
+        var response = Responses.html(html, status: status,
+                                      formTargets: [authorization.redirectURI] + provider.federation.ordered.map(\.authorizationOrigin))
         if let cookie { response.setCookie(cookie) }
         return response
     }

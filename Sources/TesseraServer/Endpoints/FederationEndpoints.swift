@@ -14,6 +14,8 @@ struct FederationEndpoints {
     var authorization: AuthorizationEndpoint { AuthorizationEndpoint(provider: provider) }
 
     static let notificationsPath = "/federation/apple/notifications"
+    /// Binds a federated sign-in to the browser that started it.
+    static let browserCookie = "tessera_federation"
 
     func register(on router: Router<TesseraRequestContext>) {
         router.post("/login/federated/:provider") { request, context in try await start(request, context) }
@@ -43,26 +45,37 @@ struct FederationEndpoints {
 
     func redirect(to upstream: Upstream, interaction: String?, linkUserID: String?, language: PageLanguage) async throws -> Response {
         do {
-            let url = try await federation.start(upstream, interaction: interaction, linkUserID: linkUserID)
-            return Responses.redirect(url.absoluteString, status: .seeOther)
+            let browser = SecureRandom.token()
+            let url = try await federation.start(upstream, interaction: interaction, linkUserID: linkUserID, browser: browser)
+            var response = Responses.redirect(url.absoluteString, status: .seeOther)
+            response.setCookie(Cookie(name: Self.browserCookie, value: browser, maxAge: Int(federation.requestLifetime), path: "/federation",
+                                      secure: provider.configuration.secureCookies, httpOnly: true, sameSite: .lax))
+            return response
         } catch {
             provider.logger.error("could not start a federated sign-in", metadata: ["provider": "\(upstream.id)", "error": "\(error)"])
             return failurePage(language, cancelled: false, status: .badGateway)
         }
     }
 
-    /// The provider's answer: GET for OpenID providers, a cross-site form POST for Apple (so
-    /// no cookie of ours comes with it; the `state` row carries everything).
+    /// The provider's answer: GET for OpenID providers; Apple's is a cross-site form POST,
+    /// which carries no `SameSite=Lax` cookie of ours, so it is turned into a GET of the same
+    /// URL — a top-level navigation, which does carry the cookie that binds the request to the
+    /// browser that started it.
     func callback(_ request: Request, _ context: TesseraRequestContext) async throws -> Response {
         var request = request
-        let parameters = request.method == .post ? try await request.formParameters() : request.queryParameters
         let language = authorization.language(for: request, locales: [])
         guard let upstream = federation.upstreams[context.parameters.get("provider") ?? ""] else {
             return failurePage(language, cancelled: false, status: .notFound)
         }
+        if request.method == .post {
+            let form = try await request.formParameters()
+            let pairs = ["state", "code", "error", "user"].compactMap { name in form[name].map { (name, $0) } }
+            return Responses.redirect(upstream.redirectURI + "?" + RequestParameters.encode(pairs), status: .seeOther)
+        }
+        let parameters = request.queryParameters
         let outcome: Federation.Outcome
         do {
-            outcome = try await federation.callback(upstream, parameters: parameters)
+            outcome = try await federation.callback(upstream, parameters: parameters, browser: request.cookies[Self.browserCookie]?.value)
         } catch .upstreamError(let error) {
             return failurePage(language, cancelled: error == "access_denied" || error == "user_cancelled_authorize", status: .badRequest)
         } catch .identityInUse {
@@ -71,7 +84,15 @@ struct FederationEndpoints {
             provider.logger.info("federated sign-in refused", metadata: ["provider": "\(upstream.id)", "error": "\(error)"])
             return failurePage(language, cancelled: false, status: .badRequest)
         }
-        return try await respond(outcome, request: request, language: language)
+        var response = try await respond(outcome, request: request, language: language)
+        // The browser got here from the provider's login form: redirects on from here would be
+        // checked against the provider's CSP form-action, so the last step is a page.
+        if [.found, .seeOther].contains(response.status), let location = response.headers[.location] {
+            let cookies = response.headers[values: .setCookie]
+            response = Responses.html(pages.continuePage(language: language, url: location))
+            response.headers[values: .setCookie] = cookies
+        }
+        return response
     }
 
     func respond(_ outcome: Federation.Outcome, request: Request, language: PageLanguage) async throws -> Response {

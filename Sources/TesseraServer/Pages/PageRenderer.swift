@@ -54,6 +54,11 @@ public struct PageRenderer: Sendable {
         ], language: language)
     }
 
+    func continuePage(language: PageLanguage, url: String) -> String {
+        render("continue", ["title": language.text(.formPostTitle), "continue": language.text(.formPostContinue), "url": url],
+               language: language)
+    }
+
     func message(language: PageLanguage, title: PageLanguage.Key, message: PageLanguage.Key, detail: String? = nil) -> String {
         render("message", ["title": language.text(title), "message": language.text(message), "detail": detail ?? ""], language: language)
     }
@@ -94,7 +99,7 @@ public struct PageRenderer: Sendable {
             "identities": identities.map { $0.merging(["csrf": csrf, "remove": language.text(.accountRemoveIdentity)]) { a, _ in a } },
             "connect": connect.map { ["id": $0.id, "label": language.text(.connect) + " " + $0.name, "csrf": csrf] as [String: Any] },
             "deleteTitle": language.text(.accountDelete), "deleteConfirm": language.text(.accountDeleteConfirm),
-            "deleteButton": language.text(.accountDeleteButton),
+            "deleteButton": language.text(.accountDeleteButton), "csrf": csrf,
             "title": language.text(.accountTitle), "signedInAs": language.text(.consentSignedInAs), "email": email,
             "appsTitle": language.text(.accountApps), "noApps": language.text(.accountNoApps),
             "apps": apps.map { ["name": $0.name, "clientID": $0.clientID, "scopes": $0.scopes, "csrf": csrf,

@@ -5,7 +5,7 @@ enum Templates {
         "header": header, "footer": footer, "login": login, "consent": consent, "error": error,
         "logout": logout, "loggedout": loggedOut, "formpost": formPost, "account": account,
         "emaillinksent": emailLinkSent, "emaillinkconfirm": emailLinkConfirm, "message": message,
-        "federationlink": federationLink,
+        "federationlink": federationLink, "continue": continuePage,
     ]
 
     static let header = """
@@ -53,6 +53,17 @@ enum Templates {
     <button type="submit" class="secondary provider-{{type}}">{{label}}</button>
     </form>
     {{/providers}}
+    {{> footer}}
+    """
+
+    /// A redirect made as a page: after an upstream provider's login form, a browser applies
+    /// that provider's CSP form-action to every redirect that follows, so the way on to the
+    /// client starts afresh here.
+    static let continuePage = """
+    {{> header}}
+    <meta http-equiv="refresh" content="0;url={{url}}">
+    <h1>{{title}}</h1>
+    <p><a href="{{url}}" id="continue">{{continue}}</a></p>
     {{> footer}}
     """
 

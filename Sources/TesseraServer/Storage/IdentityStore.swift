@@ -29,6 +29,8 @@ public struct UpstreamRequest: Sendable, Equatable {
     public var interaction: String?
     /// Set when a signed-in user connects the provider from the account page.
     public var linkUserID: String?
+    /// Hash of the cookie of the browser that started the request.
+    public var browserHash: String
     public var expiresAt: Int64
 }
 
@@ -57,8 +59,9 @@ public protocol IdentityStore: Sendable {
     func createUser(_ user: User, identity: UpstreamIdentity) async throws
     func removeIdentity(providerID: String, subject: String) async throws
     func insertUpstreamRequest(stateHash: String, _ request: UpstreamRequest, now: Int64) async throws
-    /// Takes (and deletes) the request of a state: a state works once.
-    func takeUpstreamRequest(stateHash: String, now: Int64) async throws -> UpstreamRequest?
+    /// Takes (and deletes) the request of a state, if `browserHash` is the browser's that
+    /// started it: a state works once, and only there.
+    func takeUpstreamRequest(stateHash: String, browserHash: String, now: Int64) async throws -> UpstreamRequest?
     func insertPendingLink(tokenHash: String, _ link: PendingLink, now: Int64) async throws
     func pendingLink(tokenHash: String, now: Int64) async throws -> PendingLink?
     func deletePendingLink(tokenHash: String) async throws
@@ -136,22 +139,24 @@ extension SQLStore: IdentityStore {
     public func insertUpstreamRequest(stateHash: String, _ request: UpstreamRequest, now: Int64) async throws {
         try await database.withDatabase { db in
             try await db.raw("""
-                INSERT INTO upstream_requests (state_hash, provider_id, nonce, code_verifier, interaction, link_user_id, created_at, expires_at)
+                INSERT INTO upstream_requests (state_hash, provider_id, nonce, code_verifier, interaction, link_user_id, browser_hash,
+                    created_at, expires_at)
                 VALUES (\(bind: stateHash), \(bind: request.providerID), \(bind: request.nonce), \(bind: request.codeVerifier),
-                    \(bind: request.interaction), \(bind: request.linkUserID), \(bind: now), \(bind: request.expiresAt))
+                    \(bind: request.interaction), \(bind: request.linkUserID), \(bind: request.browserHash), \(bind: now),
+                    \(bind: request.expiresAt))
                 """).run()
         }
     }
 
-    public func takeUpstreamRequest(stateHash: String, now: Int64) async throws -> UpstreamRequest? {
+    public func takeUpstreamRequest(stateHash: String, browserHash: String, now: Int64) async throws -> UpstreamRequest? {
         try await database.withDatabase { db in
             guard let row = try await db.raw("""
-                DELETE FROM upstream_requests WHERE state_hash = \(bind: stateHash) RETURNING *
+                DELETE FROM upstream_requests WHERE state_hash = \(bind: stateHash) AND browser_hash = \(bind: browserHash) RETURNING *
                 """).first() else { return nil }
             let request = UpstreamRequest(
                 providerID: try row.string("provider_id"), nonce: try row.string("nonce"), codeVerifier: try row.optionalString("code_verifier"),
                 interaction: try row.optionalString("interaction"), linkUserID: try row.optionalString("link_user_id"),
-                expiresAt: try row.int("expires_at"))
+                browserHash: try row.string("browser_hash"), expiresAt: try row.int("expires_at"))
             return request.expiresAt > now ? request : nil
         }
     }

@@ -254,6 +254,11 @@ enum Migrations {
         Migration(version: 6, name: "code_attempts", statements: [
             "ALTER TABLE native_flows ADD COLUMN code_attempts BIGINT NOT NULL DEFAULT 0",
         ]),
+        // The browser that started a federated sign-in (a cookie's hash): the provider's answer
+        // completes only there, so nobody can sign a victim's browser in with their own answer.
+        Migration(version: 7, name: "upstream_request_browser", statements: [
+            "ALTER TABLE upstream_requests ADD COLUMN browser_hash TEXT",
+        ]),
     ]
 
     /// Brings the schema up to date; safe to call from several processes at once.

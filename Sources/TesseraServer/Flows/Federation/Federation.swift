@@ -63,19 +63,23 @@ struct Federation: Sendable {
 
     // MARK: Web
 
-    /// Starts a sign-in at `upstream`: the URL to send the browser to.
-    func start(_ upstream: Upstream, interaction: String?, linkUserID: String?) async throws -> URL {
+    /// Starts a sign-in at `upstream` from the browser holding `browser` (a random cookie
+    /// value): the URL to send it to.
+    func start(_ upstream: Upstream, interaction: String?, linkUserID: String?, browser: String) async throws -> URL {
         let request = try await upstream.authorizationRequest()
         try await store.insertUpstreamRequest(stateHash: tokenHash(request.state), UpstreamRequest(
             providerID: upstream.id, nonce: request.nonce ?? "", codeVerifier: request.codeVerifier, interaction: interaction,
-            linkUserID: linkUserID, expiresAt: clock.now() + requestLifetime), now: clock.now())
+            linkUserID: linkUserID, browserHash: tokenHash(browser), expiresAt: clock.now() + requestLifetime), now: clock.now())
         return try await upstream.web.authorizationURL(for: request)
     }
 
-    /// The upstream's answer: `state`, `code` or `error`, and Apple's `user` on the first time.
-    func callback(_ upstream: Upstream, parameters: RequestParameters) async throws(Failure) -> Outcome {
+    /// The upstream's answer, in the browser that started the request (`browser`, its cookie):
+    /// `state`, `code` or `error`, and Apple's `user` on the first time.
+    func callback(_ upstream: Upstream, parameters: RequestParameters, browser: String?) async throws(Failure) -> Outcome {
         do {
-            guard let state = parameters["state"], let request = try await store.takeUpstreamRequest(stateHash: tokenHash(state), now: clock.now()),
+            guard let state = parameters["state"], let browser, !browser.isEmpty,
+                  let request = try await store.takeUpstreamRequest(stateHash: tokenHash(state), browserHash: tokenHash(browser),
+                                                                   now: clock.now()),
                   request.providerID == upstream.id else { throw Failure.unknownState }
             if let error = parameters["error"] { throw Failure.upstreamError(error) }
             guard let code = parameters["code"] else { throw Failure.invalidResponse("the answer has no code") }
@@ -210,11 +214,12 @@ struct Federation: Sendable {
 
     // MARK: Accounts
 
-    /// Whether removing this identity leaves the user a way to sign in: a password, another
-    /// identity, or a verified address (email codes and links).
+    /// Whether removing this identity leaves the user another way to sign in they have used:
+    /// a password or another identity. (Email codes and links would still work for a verified
+    /// address, but a relay address can stop forwarding; the account page doesn't bet on it.)
     func canRemove(_ identity: UpstreamIdentity, of user: User) async throws -> Bool {
         let others = try await store.identities(userID: user.id).filter { $0.providerID != identity.providerID || $0.subject != identity.subject }
-        return user.passwordHash != nil || !others.isEmpty || (user.emailVerified && !user.email.hasSuffix(".upstream.invalid"))
+        return user.passwordHash != nil || !others.isEmpty
     }
 
     /// Deletes an account, first revoking the upstream tokens it holds (Apple requires it).

@@ -22,6 +22,13 @@ final class Upstream: Sendable {
     let transport: any HTTPTransport
     let clock: WallClock
 
+    /// Where the sign-in button's answer redirects the browser: pages with the button must let
+    /// CSP `form-action` reach it (browsers apply it to the redirect after a form too). The
+    /// configured or Apple's endpoint, else the issuer's origin (where providers serve it).
+    var authorizationOrigin: String {
+        settings.authorizationEndpoint ?? (isApple ? UpstreamProviderSettings.apple.authorize : settings.issuer ?? "")
+    }
+
     var id: String { settings.id }
     var isApple: Bool { settings.type == .apple }
     var scope: String { (settings.scopes ?? (isApple ? ["name", "email"] : ["openid", "email", "profile"])).joined(separator: " ") }
