@@ -193,6 +193,9 @@ public struct AuthUser: Sendable, Equatable {
     public var familyName: String?
     /// How the user signed in (`amr`), e.g. `pwd`.
     public var authenticationMethods: [String]
+    /// How the user can sign in, from Tessera's userinfo for first-party apps (Firebase's
+    /// `providerData`): `password`, `email` (codes and links), and linked providers such as `apple`.
+    public var linkedProviders: [String]
     /// Every claim known: the ID token's, overridden by userinfo's.
     public var claims: [String: JSONValue]
 
@@ -216,6 +219,7 @@ public struct AuthUser: Sendable, Equatable {
         let joined = [givenName, familyName].compactMap { $0 }.joined(separator: " ")
         name = claims["name"]?.stringValue ?? (joined.isEmpty ? nil : joined)
         authenticationMethods = idToken?.authenticationMethods ?? []
+        linkedProviders = claims["linked_providers"]?.arrayValue?.compactMap(\.stringValue) ?? []
         self.claims = claims
     }
 }

@@ -171,6 +171,10 @@ struct NativeAuthTests {
             #expect(right.status == .ok, "\(right.body.text)")
             let idToken = try claims(ofJWT: try #require(right.json["id_token"]?.stringValue))
             #expect(idToken["email"] == "bob@example.com" && idToken["amr"] == .array(["pwd"]))
+            var bearer = HTTPFields()
+            bearer[.authorization] = "Bearer " + (right.json["access_token"]?.stringValue ?? "")
+            let userinfo = try await app.browser.request("/userinfo", headers: bearer)
+            #expect(userinfo.json["linked_providers"] == .array(["password", "email"]), "\(userinfo.body.text)")
             #expect(right.json["refresh_token"] == nil, "no offline_access, no refresh token")
         }
     }

@@ -66,7 +66,7 @@ public struct UpstreamProviderSettings: Sendable, Equatable, Codable {
                         revoke: "https://appleid.apple.com/auth/revoke")
 
     /// The providers of the JSON array of the configuration, checked.
-    static func parse(_ json: String) throws -> [UpstreamProviderSettings] {
+    public static func parse(_ json: String) throws -> [UpstreamProviderSettings] {
         let providers: [UpstreamProviderSettings]
         do { providers = try JSONDecoder().decode([UpstreamProviderSettings].self, from: Data(json.utf8)) } catch {
             throw ConfigurationError("upstream-providers must be a JSON array of providers (see docs/federation.md): \(error)")

@@ -267,6 +267,16 @@ public final class Provider: Sendable {
         return user
     }
 
+    /// How the user can sign in: `password`, `email` (codes and links, for a verified address)
+    /// and the ids of the upstream providers linked to the account.
+    public func linkedProviders(of user: User) async throws -> [String] {
+        var providers: [String] = []
+        if user.passwordHash != nil { providers.append("password") }
+        if user.emailVerified && !user.email.hasSuffix(".upstream.invalid") { providers.append("email") }
+        providers += try await store.identities(userID: user.id).map(\.providerID)
+        return providers
+    }
+
     /// Deletes a user, revoking the upstream tokens the account holds first (Apple requires it).
     public func deleteUser(_ user: User) async throws {
         try await federation.deleteUser(user)
