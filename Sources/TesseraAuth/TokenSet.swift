@@ -193,8 +193,9 @@ public struct AuthUser: Sendable, Equatable {
     public var familyName: String?
     /// How the user signed in (`amr`), e.g. `pwd`.
     public var authenticationMethods: [String]
-    /// How the user can sign in, from Tessera's userinfo for first-party apps (Firebase's
-    /// `providerData`): `password`, `email` (codes and links), and linked providers such as `apple`.
+    /// How the user can sign in (Firebase's `providerData`): `password`, `email` (codes and
+    /// links), and linked providers such as `apple` — the `linked_providers` claim, filled by
+    /// ``NativeAuthClient/linkedProviders(accessToken:)`` for first-party apps.
     public var linkedProviders: [String]
     /// Every claim known: the ID token's, overridden by userinfo's.
     public var claims: [String: JSONValue]

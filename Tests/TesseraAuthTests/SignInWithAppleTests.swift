@@ -100,6 +100,7 @@ struct SignInWithAppleTests {
             #expect(first.isNewUser && first.result.user?.email == "anna@privaterelay.appleid.com" && first.result.user?.emailVerified == true)
             #expect(first.result.user?.name == "Анна Иванова" && first.result.idToken?.authenticationMethods == ["fed"])
             #expect(apple.redeemed.withLock { $0 } == ["code-\(nonce.hashed)"], "Tessera redeemed Apple's code with a valid client secret")
+            #expect(try await client.linkedProviders(accessToken: first.result.tokens.accessToken) == ["email", "apple"])
 
             let again = AppleSignInNonce()
             let second = try await client.signInWithApple(AppleIDCredential(identityToken: try apple.identityToken(nonce: again.hashed),

@@ -174,7 +174,10 @@ struct NativeAuthTests {
             var bearer = HTTPFields()
             bearer[.authorization] = "Bearer " + (right.json["access_token"]?.stringValue ?? "")
             let userinfo = try await app.browser.request("/userinfo", headers: bearer)
-            #expect(userinfo.json["linked_providers"] == .array(["password", "email"]), "\(userinfo.body.text)")
+            #expect(userinfo.json["linked_providers"] == nil, "userinfo releases exactly the scopes' claims")
+            let providers = try await app.browser.request("/account/v1.0/providers", headers: bearer)
+            #expect(providers.json["linked_providers"] == .array(["password", "email"]), "\(providers.body.text)")
+            #expect(try await app.browser.request("/account/v1.0/providers").status == .unauthorized)
             #expect(right.json["refresh_token"] == nil, "no offline_access, no refresh token")
         }
     }

@@ -82,3 +82,21 @@ extension NativeAuthClient {
         return (result, answer.body["is_new_user"]?.boolValue ?? false)
     }
 }
+
+extension NativeAuthClient {
+    /// How the signed-in user can sign in (`password`, `email`, `apple`, ...), from the
+    /// provider's `account_providers_endpoint`; first-party apps only.
+    public func linkedProviders(accessToken: String) async throws -> [String] {
+        let document = try JSONDecoder().decode([String: JSONValue].self, from: try await discoveryDocument())
+        guard let endpoint = document["account_providers_endpoint"]?.stringValue, let url = URL(string: endpoint) else {
+            throw NativeAuthFailure.invalidResponse("the provider has no account_providers_endpoint")
+        }
+        let response = try await transport.send(HTTPTransportRequest(url: url, headers: ["Authorization": "Bearer " + accessToken,
+                                                                                          "Accept": "application/json"]))
+        guard response.status == 200, let body = try? JSONDecoder().decode([String: JSONValue].self, from: response.body),
+              let list = body["linked_providers"]?.arrayValue else {
+            throw NativeAuthFailure.invalidResponse("the providers endpoint answered HTTP \(response.status)")
+        }
+        return list.compactMap(\.stringValue)
+    }
+}

@@ -11,6 +11,26 @@ struct AccountEndpoint {
         router.get("/account") { request, _ in try await account(request) }
         router.post("/account/login") { request, context in try await login(request, context) }
         router.post("/account/consents/revoke") { request, _ in try await revoke(request) }
+        router.get(RouterPath(Self.providersPath)) { request, _ in try await providers(request) }
+    }
+
+    /// How the user can sign in, for the account's own (first-party) apps: `GET` with the
+    /// user's access token; Firebase's `providerData`.
+    static let providersPath = "/account/v1.0/providers"
+
+    func providers(_ request: Request) async throws -> Response {
+        do {
+            guard let token = request.bearerToken else { throw OAuthError(.invalidToken, "An access token is required.") }
+            let validated = try await provider.accessTokens.validate(token)
+            guard let grant = validated.grant, let userID = grant.userID, let client = try await provider.store.client(id: grant.clientID),
+                  let user = try await provider.store.user(id: userID) else {
+                throw OAuthError(.invalidToken, "The access token is not a user's.")
+            }
+            guard client.firstParty else { throw OAuthError(.insufficientScope, "Only the account's first-party apps may read this.") }
+            return try Responses.json(["linked_providers": JSONValue.array(try await provider.linkedProviders(of: user).map(JSONValue.string))])
+        } catch let error as OAuthError {
+            return Responses.bearerError(error)
+        }
     }
 
     func language(_ request: Request) -> PageLanguage {

@@ -46,6 +46,7 @@ struct DiscoveryEndpoint {
         members["native_authentication_openapi"] = .string(issuer + NativeAuthEndpoints.openAPIPath)
         members["email_link_send_endpoint"] = .string(issuer + EmailLinkEndpoints.sendPath)
         members["email_link_complete_endpoint"] = .string(issuer + EmailLinkEndpoints.completePath)
+        members["account_providers_endpoint"] = .string(issuer + AccountEndpoint.providersPath)
         document = try CanonicalJSON.encode(members)
     }
 

@@ -78,10 +78,6 @@ struct UserinfoEndpoint {
             }
             var claims = UserClaims.userinfo(of: user, scopes: validated.scope, requested: grant.claims)
             claims["sub"] = .string(provider.tokenIssuer.subject(userID: user.id, client: client))
-            if client.firstParty {
-                // The account's own apps may show how the user can sign in (Firebase's providerData).
-                claims["linked_providers"] = .array(try await provider.linkedProviders(of: user).map(JSONValue.string))
-            }
             return try Responses.json(claims)
         } catch let error as OAuthError where error.code == .invalidToken || error.code == .insufficientScope {
             return Responses.bearerError(error)
