@@ -60,10 +60,11 @@ struct AccountEndpoint {
             }))
         }
         let names = Dictionary(uniqueKeysWithValues: provider.federation.ordered.map { ($0.id, $0.settings.name) })
-        let identities: [[String: Any]] = try await provider.store.identities(userID: user.id).map { identity in
+        let linkedIdentities = try await provider.store.identities(userID: user.id)
+        let identities: [[String: Any]] = linkedIdentities.map { identity in
             ["name": names[identity.providerID] ?? identity.providerID, "provider": identity.providerID, "email": identity.email ?? ""]
         }
-        let linked = Set(try await provider.store.identities(userID: user.id).map(\.providerID))
+        let linked = Set(linkedIdentities.map(\.providerID))
         var response = Responses.html(provider.pages.account(language: language, email: user.email, apps: apps, csrf: csrf,
                                                              identities: identities,
                                                              connect: provider.federation.loginProviders.filter { !linked.contains($0.id) }),

@@ -101,9 +101,9 @@ struct FederationEndpoints {
             return try await signIn(user, interaction: interaction, request: request, language: language)
         case .connected:
             return Responses.redirect("/account", status: .seeOther)
-        case .needsProof(let token, let user, let upstream, _):
+        case .needsProof(let token, let user, let upstream, let interaction):
             return try await linkPage(request, language: language, token: token, user: user, providerName: upstream.settings.name,
-                                      message: nil, status: .ok)
+                                      interaction: interaction, message: nil, status: .ok)
         }
     }
 
@@ -142,20 +142,19 @@ struct FederationEndpoints {
             return try await signIn(user, interaction: pending.interaction, request: request, language: language)
         case .failure(let failure):
             return try await linkPage(request, language: language, token: token, user: owner, providerName: name,
-                            message: language.text(failure == .throttled ? .throttled : .badCredentials),
+                                      interaction: pending.interaction, message: language.text(failure == .throttled ? .throttled : .badCredentials),
                             status: failure == .throttled ? .tooManyRequests : .unauthorized)
         }
     }
 
-    func linkPage(_ request: Request, language: PageLanguage, token: String, user: User, providerName: String, message: String?,
-                  status: HTTPResponse.Status) async throws -> Response {
+    func linkPage(_ request: Request, language: PageLanguage, token: String, user: User, providerName: String, interaction: String?,
+                  message: String?, status: HTTPResponse.Status) async throws -> Response {
         let (csrf, cookie) = CSRF.token(for: request, secure: provider.configuration.secureCookies)
         let html = pages.federationLink(language: language, providerName: providerName, email: user.email,
                                         hasPassword: user.passwordHash != nil, linkToken: token, csrf: csrf, message: message)
         // The form's answer may redirect to the client: CSP form-action must allow it.
         var targets: [String] = []
-        if let pending = try await provider.store.pendingLink(tokenHash: tokenHash(token), now: provider.clock.now()),
-           let interaction = pending.interaction, let (authorization, _) = try await provider.authorizer.pendingRequest(interaction) {
+        if let interaction, let (authorization, _) = try await provider.authorizer.pendingRequest(interaction) {
             targets.append(authorization.redirectURI)
         }
         var response = Responses.html(html, status: status, formTargets: targets)

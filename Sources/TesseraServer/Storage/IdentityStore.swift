@@ -38,7 +38,7 @@ public struct UpstreamRequest: Sendable, Equatable {
 public struct PendingLink: Sendable, Equatable {
     public var userID: String
     public var identity: UpstreamIdentity
-    /// Claims the upstream gave, for the profile: `name`, `given_name`, `family_name`.
+    /// The authorization request to resume once linked.
     public var interaction: String?
     public var expiresAt: Int64
 }
@@ -65,7 +65,7 @@ public protocol IdentityStore: Sendable {
     func insertPendingLink(tokenHash: String, _ link: PendingLink, now: Int64) async throws
     func pendingLink(tokenHash: String, now: Int64) async throws -> PendingLink?
     func deletePendingLink(tokenHash: String) async throws
-    func deleteUser(id: String) async throws
+    func deleteUser(id: String, now: Int64) async throws
     /// Ends every session and revokes every grant of a user.
     func revokeAllGrants(userID: String, now: Int64) async throws
 }
@@ -187,10 +187,10 @@ extension SQLStore: IdentityStore {
         }
     }
 
-    public func deleteUser(id: String) async throws {
+    public func deleteUser(id: String, now: Int64) async throws {
         try await database.transaction { db in
             // Tokens of the account stop working at once: access tokens are checked against their grant.
-            try await Self.revokeEverything(userID: id, now: WallClock.system.now(), on: db)
+            try await Self.revokeEverything(userID: id, now: now, on: db)
             try await db.raw("DELETE FROM users WHERE id = \(bind: id)").run()
         }
     }

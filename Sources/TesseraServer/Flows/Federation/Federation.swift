@@ -233,7 +233,7 @@ struct Federation: Sendable {
                                metadata: ["provider": "\(identity.providerID)", "error": "\(error)"])
             }
         }
-        try await store.deleteUser(id: user.id)
+        try await store.deleteUser(id: user.id, now: clock.now())
         logger.notice("account deleted", metadata: ["user": "\(user.id)"])
     }
 

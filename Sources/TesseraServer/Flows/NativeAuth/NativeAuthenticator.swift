@@ -66,7 +66,7 @@ struct NativeAuthenticator: Sendable {
     func signUpChallenge(_ parameters: RequestParameters, caller: Caller) async throws -> NativeAuthAnswer {
         let (flow, token) = try await currentFlow(parameters, .signUp, caller: caller, steps: [.started, .codeSent, .verified],
                                                  invalid: "invalid_grant")
-        let challenges = try parameters["challenge_type"].map { _ in try challengeTypes(parameters) } ?? flow.challengeTypes.compactMap(Challenge.init)
+        let challenges = try challengeTypes(parameters, else: flow)
         if flow.step == .verified {
             guard flow.passwordHash == nil, challenges.contains(.password) else {
                 throw NativeAuthError.invalidRequest("The email address is verified: continue the sign-up with /signup/v1.0/continue.")
@@ -130,7 +130,7 @@ struct NativeAuthenticator: Sendable {
         let now = clock.now()
         var profile = settings.signUpAttributes.profile(from: flow.attributes)
         profile["locale"] = profile["locale"] ?? .string(flow.language)
-        try? ScopeCatalogue.validate(profile: profile)
+        try ScopeCatalogue.validate(profile: profile)
         let user = User(id: UUID().uuidString.lowercased(), email: flow.email, emailVerified: true, passwordHash: flow.passwordHash,
                         profile: profile, createdAt: now, updatedAt: now)
         flow.step = .completed
@@ -172,7 +172,7 @@ struct NativeAuthenticator: Sendable {
     func signInChallenge(_ parameters: RequestParameters, caller: Caller) async throws -> NativeAuthAnswer {
         let (flow, token) = try await currentFlow(parameters, .signIn, caller: caller, steps: [.started, .codeSent, .passwordRequested],
                                                  invalid: "invalid_grant")
-        let challenges = try parameters["challenge_type"].map { _ in try challengeTypes(parameters) } ?? flow.challengeTypes.compactMap(Challenge.init)
+        let challenges = try challengeTypes(parameters, else: flow)
         let user = try await flow.userID.asyncMap { try await store.user(id: $0) } ?? nil
         // With enumeration protection the challenge depends only on what the app can do: a
         // password when it listed one (an account without one, like an unknown address, then
@@ -278,7 +278,7 @@ struct NativeAuthenticator: Sendable {
     func resetChallenge(_ parameters: RequestParameters, caller: Caller) async throws -> NativeAuthAnswer {
         let (flow, token) = try await currentFlow(parameters, .passwordReset, caller: caller, steps: [.started, .codeSent],
                                                  invalid: "invalid_grant")
-        let challenges = try parameters["challenge_type"].map { _ in try challengeTypes(parameters) } ?? flow.challengeTypes.compactMap(Challenge.init)
+        let challenges = try challengeTypes(parameters, else: flow)
         guard challenges.contains(.oob) else { return .redirect }
         return try await sendCode(flow, from: token, caller: caller, template: "password-reset-code", deliver: flow.userID != nil)
     }
@@ -447,6 +447,11 @@ struct NativeAuthenticator: Sendable {
 
     func checkPassword(_ password: String, email: String) throws {
         if let violation = policy.check(password, email: email) { throw NativeAuthError.password(violation, policy: policy) }
+    }
+
+    /// The challenge step's `challenge_type` when the app sent one, else the one it gave at `start` / `initiate`.
+    func challengeTypes(_ parameters: RequestParameters, else flow: NativeFlow) throws -> [Challenge] {
+        parameters["challenge_type"] == nil ? flow.challengeTypes.compactMap(Challenge.init) : try challengeTypes(parameters)
     }
 
     /// `challenge_type`: a space-separated list that must include `redirect`, so the app
