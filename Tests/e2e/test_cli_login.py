@@ -44,8 +44,9 @@ class LoginProcess:
                 self.url_seen.set()
 
     def finish(self, timeout=30):
-        stdout, _ = self.process.communicate(timeout=timeout)
-        # The process has exited, but the reader thread may not have taken its last lines yet.
+        # Not communicate(): it would read stderr too, racing the reader thread for the last lines.
+        stdout = self.process.stdout.read()
+        self.process.wait(timeout=timeout)
         self.reader.join(timeout)
         return self.process.returncode, stdout, "".join(self.stderr_lines)
 
