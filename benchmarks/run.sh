@@ -169,7 +169,7 @@ CC_ID=$(printf '%s' "$CC_JSON" | python3 -c 'import json, sys; print(json.load(s
 "$BIN" clients add --database "$DB" --name app --id app --secret "$APP_SECRET" --redirect-uri "$REDIRECT" \
     --first-party --scope openid --scope offline_access \
     --grant-type authorization_code --grant-type refresh_token --json >/dev/null || die "tessera clients add (app) failed"
-printf 'password123\n' | "$BIN" users add bench@example.com --database "$DB" --password-stdin >/dev/null \
+printf 'bench-Passw0rd-7q\n' | "$BIN" users add bench@example.com --database "$DB" --password-stdin >/dev/null \
     || die "tessera users add failed"
 echo "client_credentials client: $CC_ID; user-flow client: app; user: bench@example.com"
 
@@ -199,7 +199,7 @@ CHAINS=$(( TOKEN_CONNECTIONS * (2 + PROFILE) ))
 say "obtaining $CHAINS refresh tokens through /authorize, /login and the code exchange"
 TOKENS_FILE="$WORK/refresh-tokens.txt"
 flow_start=$(now_ns)
-python3 "$BENCH_DIR/refresh_tokens.py" "$ISSUER" app "$APP_SECRET" "$REDIRECT" bench@example.com password123 "$CHAINS" \
+python3 "$BENCH_DIR/refresh_tokens.py" "$ISSUER" app "$APP_SECRET" "$REDIRECT" bench@example.com bench-Passw0rd-7q "$CHAINS" \
     >"$TOKENS_FILE" || die "could not obtain refresh tokens through the authorization code flow"
 [ "$(wc -l <"$TOKENS_FILE")" -eq "$CHAINS" ] || die "expected $CHAINS refresh tokens"
 echo "got $CHAINS refresh tokens in $(( ($(now_ns) - flow_start) / 1000000 )) ms (one password login, then the session cookie)"

@@ -55,6 +55,44 @@ struct KeyRingTests {
         }
     }
 
+    @Test("RS256 keys sign through OpenSSL on this machine, byte for byte as swift-crypto does")
+    func openSSLSignatures() async throws {
+        // The project's machines have OpenSSL 3 (Debian's libssl3); elsewhere the server
+        // falls back to swift-crypto and this test has nothing to compare.
+        try #require(LibCrypto.shared != nil, "libcrypto.so.3 should load here")
+        let key = try JWSSigningKey.generate(.rs256, kid: "k1")
+        let engine = try #require(OpenSSLRSASigner.make(for: key))
+        for length in [0, 1, 57, 1_000, 100_000] {
+            let input = Data(SecureRandom.bytes(length))
+            let openSSL = try #require(engine.openSSLSignature(for: input))
+            #expect(openSSL == (try key.signature(for: input)))
+            #expect(key.publicKey.isValid(signature: openSSL, for: input))
+        }
+        // Contexts are pooled: concurrent signers each get their own and all agree.
+        let input = Data("concurrent".utf8), expected = try key.signature(for: input)
+        let results = await withTaskGroup(of: Data?.self) { group in
+            for _ in 0..<32 { group.addTask { engine.openSSLSignature(for: input) } }
+            return await group.reduce(into: [Data?]()) { $0.append($1) }
+        }
+        #expect(results.count == 32 && results.allSatisfy { $0 == expected })
+        // Not RSA: no engine.
+        #expect(OpenSSLRSASigner.make(for: try JWSSigningKey.generate(.es256, kid: "e")) == nil)
+    }
+
+    @Test("the key ring signs RS256 through OpenSSL and its tokens verify with swift-crypto")
+    func keyRingUsesOpenSSL() async throws {
+        try #require(LibCrypto.shared != nil)
+        try await withProvider(configure: { $0.signingAlgorithm = .rs256 }) { provider async throws in
+            let token = try JWT(parsing: try provider.keys.sign(["sub": "x"]))
+            try provider.keys.verify(token)
+            let current = try provider.keys.currentKey
+            #expect(current.engine is OpenSSLRSASigner)
+            let plain = try JWSSigningKey(algorithm: .rs256, privateKeyData: current.privateKeyData, kid: current.kid)
+            #expect(plain.engine == nil)
+            #expect(try plain.signature(for: Data("abc".utf8)) == (try current.signature(for: Data("abc".utf8))))
+        }
+    }
+
     @Test("a master key must be 32 bytes")
     func masterKeyFormat() {
         #expect(throws: ConfigurationError.self) { try SecretBox(masterKey: "too short") }

@@ -92,6 +92,13 @@ public struct JWSVerificationKey: Sendable {
     }
 }
 
+/// Computes a key's JWS signatures with another implementation than swift-crypto's (the
+/// server signs RSA through OpenSSL where it is faster). It must produce exactly the bytes
+/// the key itself would: RS256 signatures are deterministic, so this can be checked.
+public protocol JWSSignatureEngine: Sendable {
+    func signature(for signingInput: Data) throws -> Data
+}
+
 /// A private key that signs JWS, with its `kid`.
 public struct JWSSigningKey: Sendable {
     enum Backing: Sendable {
@@ -102,6 +109,8 @@ public struct JWSSigningKey: Sendable {
     let backing: Backing
     public let kid: String
     public let publicKey: JWSVerificationKey
+    /// Set by ``signing(through:)``; nil signs with swift-crypto.
+    public private(set) var engine: (any JWSSignatureEngine)?
 
     init(backing: Backing, kid: String) {
         self.backing = backing
@@ -151,9 +160,17 @@ public struct JWSSigningKey: Sendable {
         }
     }
 
+    /// This key, with its signatures computed by `engine`.
+    public func signing(through engine: any JWSSignatureEngine) -> JWSSigningKey {
+        var key = self
+        key.engine = engine
+        return key
+    }
+
     /// Signs the JWS signing input (RFC 7515 §5.1).
     public func signature(for signingInput: Data) throws -> Data {
-        switch backing {
+        if let engine { return try engine.signature(for: signingInput) }
+        return switch backing {
         case .rsa(let key):
             try key.signature(for: SHA256.hash(data: signingInput), padding: .insecurePKCS1v1_5).rawRepresentation
         case .p256(let key):

@@ -20,14 +20,20 @@ public final class KeyRing: Sendable {
     let gracePeriod: Int64
     let secretBox: SecretBox?
     let clock: WallClock
+    let logger: Logger?
     private let snapshot: Mutex<Snapshot?> = Mutex(nil)
+    /// Keys already decoded, by kid: a key's material never changes, and decoding it
+    /// (unsealing, parsing, the OpenSSL self-test) is not free.
+    private let decoded: Mutex<[String: JWSSigningKey]> = Mutex([:])
 
-    public init(store: any KeyStore, algorithm: JWSAlgorithm, gracePeriod: Int64, secretBox: SecretBox?, clock: WallClock) {
+    public init(store: any KeyStore, algorithm: JWSAlgorithm, gracePeriod: Int64, secretBox: SecretBox?, clock: WallClock,
+                logger: Logger? = nil) {
         self.store = store
         self.algorithm = algorithm
         self.gracePeriod = gracePeriod
         self.secretBox = secretBox
         self.clock = clock
+        self.logger = logger
     }
 
     /// Makes sure a current and a next key exist, then loads them.
@@ -42,10 +48,12 @@ public final class KeyRing: Sendable {
         let stored = try await store.signingKeys()
         var current: JWSSigningKey?
         var published: [JWSVerificationKey] = []
+        let known = decoded.withLock { $0 }
+        var live: [String: JWSSigningKey] = [:]
         for key in stored {
-            let live = key.state != .retired || (key.retiredAt ?? 0) + gracePeriod > now
-            guard live else { continue }
-            let signingKey = try decode(key)
+            guard key.state != .retired || (key.retiredAt ?? 0) + gracePeriod > now else { continue }
+            let signingKey = try known[key.kid] ?? decode(key)
+            live[key.kid] = signingKey
             if key.state == .current { current = signingKey }
             published.append(signingKey.publicKey)
         }
@@ -54,6 +62,7 @@ public final class KeyRing: Sendable {
         published.sort { $0.kid == current.kid && $1.kid != current.kid }
         let jwks = try CanonicalJSON.encode(JWKSet(keys: published.map(\.jwk)))
         snapshot.withLock { $0 = Snapshot(current: current, published: published, jwks: jwks) }
+        decoded.withLock { $0 = live }
     }
 
     /// Promotes the next key to current and creates a new next key.
@@ -74,6 +83,9 @@ public final class KeyRing: Sendable {
     public var jwksDocument: Data { get throws { try loaded.jwks } }
 
     public var signingAlgorithm: JWSAlgorithm { get throws { try loaded.current.algorithm } }
+
+    /// The key that signs now.
+    var currentKey: JWSSigningKey { get throws { try loaded.current } }
 
     /// Signs a claim set with the current key.
     public func sign(_ claims: [String: JSONValue], type: String = "JWT") throws -> String {
@@ -105,6 +117,9 @@ public final class KeyRing: Sendable {
             guard let plain = Data(base64Encoded: key.privateKey) else { throw ConfigurationError("signing key \(key.kid) is corrupt") }
             data = plain
         }
-        return try JWSSigningKey(algorithm: key.algorithm, privateKeyData: data, kid: key.kid)
+        let signingKey = try JWSSigningKey(algorithm: key.algorithm, privateKeyData: data, kid: key.kid)
+        // RS256 through OpenSSL where it is there and signs identically (see OpenSSLRSASigner).
+        if let engine = OpenSSLRSASigner.make(for: signingKey, logger: logger) { return signingKey.signing(through: engine) }
+        return signingKey
     }
 }

@@ -40,7 +40,7 @@ public final class Provider: Sendable {
             try await store.migrate()
             let secretBox = try configuration.masterKey.map(SecretBox.init(masterKey:))
             let keys = KeyRing(store: store, algorithm: configuration.signingAlgorithm, gracePeriod: configuration.keyGracePeriod,
-                               secretBox: secretBox, clock: clock)
+                               secretBox: secretBox, clock: clock, logger: logger)
             try await keys.start()
             let pairwiseSecret = try await store.setting("pairwise_secret") { SecureRandom.token() }
             return try Provider(configuration: configuration, store: store, keys: keys, pairwiseSecret: pairwiseSecret,

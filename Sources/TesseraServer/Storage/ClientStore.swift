@@ -1,5 +1,6 @@
 import Foundation
 import SQLKit
+import Synchronization
 import TesseraCore
 
 /// Registered clients.
@@ -11,7 +12,18 @@ public protocol ClientStore: Sendable {
 }
 
 extension SQLStore: ClientStore {
+    /// The client, from a few seconds' memory when it was read recently: every token request
+    /// looks its client up, and clients change only through the admin CLI (a change reaches
+    /// a running server within ``ClientCache/lifetime``). Unknown ids are never remembered,
+    /// so a client registered while the server runs is found at once.
     public func client(id: String) async throws -> Client? {
+        if let cached = clientCache.client(id: id) { return cached }
+        let client = try await storedClient(id: id)
+        if let client { clientCache.remember(client) }
+        return client
+    }
+
+    func storedClient(id: String) async throws -> Client? {
         try await database.withDatabase { db -> Client? in
             guard let row = try await db.raw("SELECT * FROM clients WHERE id = \(bind: id)").first() else { return nil }
             var client = Client(
@@ -57,6 +69,33 @@ extension SQLStore: ClientStore {
             }
         } catch where isUniqueViolation(error) {
             throw StoreError.duplicate("client \(client.id)")
+        }
+    }
+}
+
+/// Recently read clients, each kept for ``lifetime``.
+final class ClientCache: Sendable {
+    static let lifetime: Duration = .seconds(5)
+    private static let capacity = 1_000
+    private let entries = Mutex<[String: (client: Client, expires: ContinuousClock.Instant)]>([:])
+
+    func client(id: String) -> Client? {
+        let now = ContinuousClock.now
+        return entries.withLock { entries in
+            guard let entry = entries[id] else { return nil }
+            guard entry.expires > now else {
+                entries[id] = nil
+                return nil
+            }
+            return entry.client
+        }
+    }
+
+    func remember(_ client: Client) {
+        let expires = ContinuousClock.now + Self.lifetime
+        entries.withLock { entries in
+            if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
+            entries[client.id] = (client, expires)
         }
     }
 }

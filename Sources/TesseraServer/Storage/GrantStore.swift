@@ -119,18 +119,20 @@ extension SQLStore: GrantStore {
     public func rotateRefreshToken(tokenHash: String, clientID: String, now: Int64,
                                    makeSuccessor: @escaping @Sendable (Grant) throws -> RefreshTokenRecord) async throws -> RefreshRotation {
         try await database.transaction { db in
+            // The token and its grant in one statement: every statement is a round trip to
+            // the database thread while the transaction holds the connection.
             guard let row = try await db.raw("""
-                SELECT grant_id, client_id, expires_at, used_at FROM refresh_tokens WHERE token_hash = \(bind: tokenHash)
+                SELECT t.client_id AS token_client_id, t.expires_at AS token_expires_at, t.used_at, g.*
+                FROM refresh_tokens t JOIN grants g ON g.id = t.grant_id WHERE t.token_hash = \(bind: tokenHash)
                 """).first() else { return .invalid }
-            let grantID = try row.string("grant_id")
+            let grant = try Self.grant(row)
             // A token bound to another client is treated as unknown: it says nothing about this client's tokens.
-            guard try row.string("client_id") == clientID else { return .invalid }
+            guard try row.string("token_client_id") == clientID else { return .invalid }
             if try row.optionalInt("used_at") != nil {
-                try await Self.revokeGrant(id: grantID, now: now, on: db)
+                try await Self.revokeGrant(id: grant.id, now: now, on: db)
                 return .reused
             }
-            guard try row.int("expires_at") > now,
-                  let grant = try await Self.grant(id: grantID, on: db), grant.revokedAt == nil, grant.expiresAt > now else {
+            guard try row.int("token_expires_at") > now, grant.revokedAt == nil, grant.expiresAt > now else {
                 return .invalid
             }
             let successor = try makeSuccessor(grant)
@@ -147,18 +149,22 @@ extension SQLStore: GrantStore {
     public func refreshTokenGrant(tokenHash: String, now: Int64) async throws -> (grant: Grant, expiresAt: Int64)? {
         try await database.withDatabase { db in
             guard let row = try await db.raw("""
-                SELECT grant_id, expires_at FROM refresh_tokens
-                WHERE token_hash = \(bind: tokenHash) AND used_at IS NULL AND expires_at > \(bind: now)
-                """).first(),
-                let grant = try await Self.grant(id: try row.string("grant_id"), on: db),
-                grant.revokedAt == nil, grant.expiresAt > now else { return nil }
-            return (grant, try row.int("expires_at"))
+                SELECT t.expires_at AS token_expires_at, g.* FROM refresh_tokens t JOIN grants g ON g.id = t.grant_id
+                WHERE t.token_hash = \(bind: tokenHash) AND t.used_at IS NULL AND t.expires_at > \(bind: now)
+                """).first() else { return nil }
+            let grant = try Self.grant(row)
+            guard grant.revokedAt == nil, grant.expiresAt > now else { return nil }
+            return (grant, try row.int("token_expires_at"))
         }
     }
 
     static func grant(id: String, on db: any SQLDatabase) async throws -> Grant? {
-        guard let row = try await db.raw("SELECT * FROM grants WHERE id = \(bind: id)").first() else { return nil }
-        return Grant(id: try row.string("id"), clientID: try row.string("client_id"), userID: try row.optionalString("user_id"),
+        try await db.raw("SELECT * FROM grants WHERE id = \(bind: id)").first().map(grant)
+    }
+
+    /// A grant from a row with the `grants` columns.
+    static func grant(_ row: any SQLRow) throws -> Grant {
+        Grant(id: try row.string("id"), clientID: try row.string("client_id"), userID: try row.optionalString("user_id"),
                      scope: ScopeSet(parsing: try row.string("scope")), claims: try claims(row), authTime: try row.optionalInt("auth_time"),
                      amr: (try row.optionalString("amr") ?? "").split(separator: " ").map(String.init),
                      sid: try row.optionalString("sid"), createdAt: try row.int("created_at"),

@@ -5,6 +5,7 @@ import TesseraCore
 /// The SQL implementation of every store protocol, on any ``TransactionalDatabase``.
 public struct SQLStore: Sendable {
     public let database: any TransactionalDatabase
+    let clientCache = ClientCache()
 
     public init(database: any TransactionalDatabase) {
         self.database = database
