@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Testing
 import TesseraCore
 @testable import TesseraServer
@@ -162,5 +163,88 @@ struct SQLiteFileTests {
         try await withProvider(configure: { $0.database = .sqliteFile(path) }) { provider async throws in
             #expect(try await provider.store.user(email: "bob@example.com") != nil)
         }
+    }
+
+    @Test("values round-trip with their SQLite types; prepared statements are reused with new binds")
+    func valuesRoundTrip() async throws {
+        let database = try await SQLiteDatabase.open(.sqliteMemory, logger: Logger(label: "test"))
+        defer { Task { try? await database.close() } }
+        let rows = try await database.withDatabase { db in
+            try await db.raw("CREATE TABLE t (i INTEGER, f REAL, s TEXT, b BLOB, n TEXT)").run()
+            for i in 0..<3 {
+                try await db.raw("""
+                    INSERT INTO t VALUES (\(bind: Int64(i) * 10_000_000_000), \(bind: Double(i) + 0.5), \(bind: "ж\u{0}\(i)"),
+                        \(bind: Data([0, UInt8(i), 255])), \(bind: String?.none))
+                    """).run()
+            }
+            return try await db.raw("SELECT * FROM t ORDER BY i").all()
+        }
+        #expect(rows.count == 3)
+        let last = try #require(rows.last)
+        #expect(last.allColumns == ["i", "f", "s", "b", "n"])
+        #expect(try last.decode(column: "i", as: Int64.self) == 20_000_000_000)
+        #expect(try last.decode(column: "f", as: Double.self) == 2.5)
+        #expect(try last.decode(column: "s", as: String.self) == "ж\u{0}2")
+        #expect(try last.decode(column: "b", as: Data.self) == Data([0, 2, 255]))
+        #expect(try last.decodeNil(column: "n"))
+        #expect(try last.decode(column: "n", as: String?.self) == nil)
+        #expect(throws: DecodingError.self) { try last.decode(column: "missing", as: String.self) }
+    }
+
+    @Test("SQL errors carry SQLite's message; a failed transaction leaves nothing behind")
+    func errors() async throws {
+        let database = try await SQLiteDatabase.open(.sqliteMemory, logger: Logger(label: "test"))
+        defer { Task { try? await database.close() } }
+        try await database.withDatabase { db in try await db.raw("CREATE TABLE u (k TEXT PRIMARY KEY)").run() }
+        try await database.withDatabase { db in try await db.raw("INSERT INTO u VALUES ('a')").run() }
+        do {
+            try await database.transaction { db in
+                try await db.raw("INSERT INTO u VALUES ('b')").run()
+                try await db.raw("INSERT INTO u VALUES ('a')").run()
+            }
+            Issue.record("a duplicate key was accepted")
+        } catch {
+            #expect(isUniqueViolation(error))
+            #expect("\(error)".contains("UNIQUE constraint failed: u.k"))
+        }
+        let keys = try await database.withDatabase { db in
+            try await db.raw("SELECT k FROM u").all().map { try $0.decode(column: "k", as: String.self) }
+        }
+        #expect(keys == ["a"])
+        await #expect(throws: SQLiteFailure.self) {
+            try await database.withDatabase { db in try await db.raw("SELEKT 1").run() }
+        }
+        try await database.close()
+        await #expect(throws: SQLiteFailure.self) {
+            try await database.withDatabase { db in try await db.raw("SELECT 1").run() }
+        }
+    }
+
+    @Test("a write waits for another process's transaction (the admin CLI) instead of failing")
+    func busyTimeout() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("busy.sqlite").path
+        let server = try await SQLiteDatabase.open(.sqliteFile(path), logger: Logger(label: "server"))
+        let cli = try await SQLiteDatabase.open(.sqliteFile(path), logger: Logger(label: "cli"))
+        try await server.withDatabase { db in try await db.raw("CREATE TABLE c (v INTEGER)").run() }
+        // The other connection holds the write lock for a while.
+        let (holding, signal) = AsyncStream<Void>.makeStream()
+        let holder = Task {
+            try await cli.transaction { db in
+                try await db.raw("INSERT INTO c VALUES (1)").run()
+                signal.yield()
+                try await Task.sleep(for: .milliseconds(300))
+            }
+        }
+        for await _ in holding { break }
+        try await server.transaction { db in try await db.raw("INSERT INTO c VALUES (2)").run() }
+        try await holder.value
+        let values = try await server.withDatabase { db in
+            try await db.raw("SELECT v FROM c ORDER BY rowid").all().map { try $0.decode(column: "v", as: Int.self) }
+        }
+        #expect(values == [1, 2])
+        try await cli.close()
+        try await server.close()
     }
 }

@@ -3,7 +3,6 @@ import Logging
 import NIOCore
 import NIOPosix
 import SQLKit
-import SQLiteKit
 import Synchronization
 
 /// Where the data lives: a SQLite file (the default) or, later, a PostgreSQL server.
@@ -55,49 +54,74 @@ public protocol TransactionalDatabase: Sendable {
 /// SQLite serialises writers anyway; one connection behind an async lock makes
 /// every transaction trivially isolated within this process, and `BEGIN IMMEDIATE`
 /// with a busy timeout serialises it against other processes (the admin CLI).
+///
+/// Statements run synchronously on a thread of the database's own (``DatabaseThread``):
+/// ``withDatabase(_:)`` and ``transaction(_:)`` move there once, run the body, and come
+/// back, so a transaction costs one round trip between threads however many statements
+/// it has, and the time it holds the connection is SQLite's time only. Waiting on a lock
+/// held by another process (the busy timeout) blocks that thread, never the server's.
 public final class SQLiteDatabase: TransactionalDatabase {
-    let connection: SQLiteConnection
+    let handle: SQLiteHandle
     let sql: any SQLDatabase
     let lock = AsyncLock()
+    let thread: DatabaseThread
 
     public static func open(_ location: DatabaseLocation, logger: Logger) async throws -> SQLiteDatabase {
-        let storage: SQLiteConnection.Storage
+        let path: String
         switch location {
         case .sqliteMemory:
-            storage = .memory
-        case .sqliteFile(let path):
-            let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            path = ":memory:"
+        case .sqliteFile(let file):
+            let directory = URL(fileURLWithPath: file).deletingLastPathComponent().path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
-            storage = .file(path: path)
+            path = file
         }
-        let connection = try await SQLiteConnection.open(storage: storage, logger: logger)
-        let database = SQLiteDatabase(connection: connection)
+        let thread = DatabaseThread()
+        let database: SQLiteDatabase
         do {
-            for pragma in ["PRAGMA busy_timeout = 10000", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL",
-                           "PRAGMA foreign_keys = ON"] {
-                try await database.sql.raw(SQLQueryString(pragma)).run()
+            let handle = try await withTaskExecutorPreference(thread) { try SQLiteHandle(path: path) }
+            database = SQLiteDatabase(handle: handle, thread: thread, logger: logger)
+        } catch {
+            await thread.shutdown()
+            throw error
+        }
+        do {
+            try await database.withDatabase { db in
+                for pragma in ["PRAGMA busy_timeout = 10000", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL",
+                               "PRAGMA foreign_keys = ON"] {
+                    try await db.raw(SQLQueryString(pragma)).run()
+                }
             }
-            if case .sqliteFile(let path) = location {
-                chmod(path, 0o600)
+            if case .sqliteFile(let file) = location {
+                chmod(file, 0o600)
             }
         } catch {
-            try? await connection.close()
+            try? await database.close()
             throw error
         }
         return database
     }
 
-    init(connection: SQLiteConnection) {
-        self.connection = connection
-        self.sql = connection.sql(queryLogLevel: .trace)
+    init(handle: SQLiteHandle, thread: DatabaseThread, logger: Logger) {
+        self.handle = handle
+        self.thread = thread
+        self.sql = SQLiteHandleDatabase(handle: handle, logger: logger, eventLoop: MultiThreadedEventLoopGroup.singleton.any())
     }
 
     public func withDatabase<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        try await lock.withLock { try await body(sql) }
+        try await withTaskExecutorPreference(thread) {
+            try await lock.withLock { try await body(sql) }
+        }
     }
 
     public func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await withTaskExecutorPreference(thread) {
+            try await lockedTransaction(body)
+        }
+    }
+
+    private func lockedTransaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         try await lock.withLock {
             try await sql.raw("BEGIN IMMEDIATE").run()
             do {
@@ -112,9 +136,12 @@ public final class SQLiteDatabase: TransactionalDatabase {
     }
 
     public func close() async throws {
-        try await lock.withLock {
-            if !connection.isClosed { try await connection.close() }
+        let first = await lock.withLock { () -> Bool in
+            let open = !handle.isClosed
+            handle.close()
+            return open
         }
+        if first { await thread.shutdown() }
     }
 }
 
