@@ -87,7 +87,7 @@ struct Serve: AsyncParsableCommand {
         let demoText = configuration.demo ? try await Demo.prepare(provider) : nil
         let app = try buildApplication(provider: provider) { port in
             // Written unbuffered: scripts wait for this line.
-            FileHandle.standardOutput.write(Data("Tessera is ready: issuer \(provider.issuer), listening on \(configuration.host):\(port), database \(configuration.database)\n".utf8))
+            FileHandle.standardOutput.write(Data("Tessera is ready: issuer \(provider.issuer), listening on \(configuration.host):\(port), database \(configuration.database), signing \((try? provider.keys.signingDescription) ?? "?")\n".utf8))
             if let demoText { FileHandle.standardOutput.write(Data((demoText + "\n").utf8)) }
         }
         try await app.runService()

@@ -84,6 +84,15 @@ public final class KeyRing: Sendable {
 
     public var signingAlgorithm: JWSAlgorithm { get throws { try loaded.current.algorithm } }
 
+    /// What signs tokens, for the start-up line: "RS256 (OpenSSL 3.0.19 27 Jan 2026)", "ES256 (swift-crypto)".
+    public var signingDescription: String {
+        get throws {
+            let key = try loaded.current
+            let engine = key.engine is OpenSSLRSASigner ? LibCrypto.shared?.version ?? "OpenSSL" : "swift-crypto"
+            return "\(key.algorithm.rawValue) (\(engine))"
+        }
+    }
+
     /// The key that signs now.
     var currentKey: JWSSigningKey { get throws { try loaded.current } }
 

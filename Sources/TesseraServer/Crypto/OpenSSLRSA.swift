@@ -130,6 +130,8 @@ struct LibCrypto: @unchecked Sendable {
     let EVP_PKEY_sign: @convention(c) (PKeyCtx?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<Int>, UnsafePointer<UInt8>?, Int) -> Int32
     let EVP_sha256: @convention(c) () -> OpaquePointer?
     let ERR_clear_error: @convention(c) () -> Void
+    /// "OpenSSL 3.0.19 27 Jan 2026".
+    let version: String
 
     /// The process-wide library, or nil when `libcrypto.so.3` cannot be loaded, is not
     /// OpenSSL 3, or lacks a function; `TESSERA_RSA_ENGINE=boringssl` turns it off.
@@ -143,7 +145,8 @@ struct LibCrypto: @unchecked Sendable {
             guard let pointer = dlsym(handle, name) else { return nil }
             return unsafeBitCast(pointer, to: type)
         }
-        guard let version = symbol("OpenSSL_version_num", as: (@convention(c) () -> UInt).self), version() >= 0x3000_0000,
+        guard let number = symbol("OpenSSL_version_num", as: (@convention(c) () -> UInt).self), number() >= 0x3000_0000,
+              let versionText = symbol("OpenSSL_version", as: (@convention(c) (Int32) -> UnsafePointer<CChar>?).self),
               let d2i = symbol("d2i_AutoPrivateKey", as: (@convention(c) (UnsafeMutablePointer<OpaquePointer?>?, UnsafeMutablePointer<UnsafePointer<UInt8>?>, Int) -> OpaquePointer?).self),
               let pkeyFree = symbol("EVP_PKEY_free", as: (@convention(c) (OpaquePointer?) -> Void).self),
               let ctxNew = symbol("EVP_PKEY_CTX_new", as: (@convention(c) (OpaquePointer?, OpaquePointer?) -> OpaquePointer?).self),
@@ -160,7 +163,7 @@ struct LibCrypto: @unchecked Sendable {
         return LibCrypto(d2i_AutoPrivateKey: d2i, EVP_PKEY_free: pkeyFree, EVP_PKEY_CTX_new: ctxNew, EVP_PKEY_CTX_free: ctxFree,
                          EVP_PKEY_sign_init: signInit, EVP_PKEY_CTX_set_rsa_padding: padding,
                          EVP_PKEY_CTX_set_signature_md: signatureMD, EVP_PKEY_sign: sign, EVP_sha256: sha256,
-                         ERR_clear_error: clear)
+                         ERR_clear_error: clear, version: versionText(0).map { String(cString: $0) } ?? "OpenSSL 3")
         #else
         return nil
         #endif
