@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        // The server's HTTP client (upstream identity providers); already built for HummingbirdTesting.
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         // Tests only (self-signed certificates for the SMTP TLS tests); already built for NIOSSL's and NIOExtras' graph.
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
     ],
@@ -38,8 +40,10 @@ let package = Package(
             dependencies: [
                 "TesseraCore",
                 // Upstream identity providers are OpenID providers to the server: it signs in
-                // to them with the SDK's relying-party code (discovery, JWKS, ID-token checks).
-                "TesseraAuth",
+                // to them with the SDK's relying-party code (discovery, JWKS, ID-token checks),
+                // sending HTTP through AsyncHTTPClient: no FoundationNetworking (libcurl) in the server.
+                "TesseraAuthCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "SQLKit", package: "sql-kit"),
@@ -49,19 +53,26 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
-        // The SDK for apps: Foundation + swift-crypto only, so it compiles for iOS and macOS too.
+        // The SDK without an HTTP client: every flow, the `HTTPTransport` protocol, token storage.
+        // Foundation + swift-crypto only (no FoundationNetworking), so the server can link it too.
         .target(
-            name: "TesseraAuth",
+            name: "TesseraAuthCore",
             dependencies: [
                 "TesseraCore",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The SDK for apps: TesseraAuthCore re-exported, plus HTTP over URLSession
+        // (FoundationNetworking on Linux); compiles for iOS and macOS too.
+        .target(
+            name: "TesseraAuth",
+            dependencies: ["TesseraAuthCore"]
+        ),
         .executableTarget(
             name: "tessera",
             dependencies: [
                 "TesseraServer",
-                "TesseraAuth",
+                "TesseraAuthCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -70,6 +81,7 @@ let package = Package(
             name: "TesseraServerTests",
             dependencies: [
                 "TesseraServer",
+                "TesseraAuthCore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "X509", package: "swift-certificates"),

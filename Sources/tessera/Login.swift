@@ -1,10 +1,12 @@
 import ArgumentParser
 import Foundation
-import TesseraAuth
+import TesseraAuthCore
 import TesseraCore
+import TesseraServer
 
 /// `tessera login`: the SDK's browser sign-in, run for real from a terminal (RFC 8252 §7.3),
-/// or with `--native` its native sign-in (by emailed code, or by password).
+/// or with `--native` its native sign-in (by emailed code, or by password). HTTP goes through the
+/// server's AsyncHTTPClient transport, so the binary links no FoundationNetworking.
 struct Login: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Sign in through the browser (or the native API) and print the ID token's claims.",
@@ -65,7 +67,8 @@ struct Login: AsyncParsableCommand {
         let listener = try LoopbackRedirectListener()
         defer { listener.close() }
         let client = OIDCClient(configuration: .init(issuer: issuerURL, clientId: clientId, redirectUri: listener.redirectUri,
-                                                     scope: scope))
+                                                     scope: scope),
+                                transport: AsyncHTTPClientTransport())
         let store = FileTokenStore(fileURL: tokenFile.map { URL(fileURLWithPath: $0) } ?? FileTokenStore.defaultFileURL)
         let state = AuthState(client: client, store: store)
         let openBrowser = !noBrowser
@@ -86,7 +89,7 @@ struct Login: AsyncParsableCommand {
         let username = email ?? ""
         let client = NativeAuthClient(issuer: issuerURL, clientId: clientId,
                                       challengeTypes: passwordStdin ? [.oob, .password, .redirect] : [.oob, .redirect],
-                                      scopes: scope.split(separator: " ").map(String.init))
+                                      scopes: scope.split(separator: " ").map(String.init), transport: AsyncHTTPClientTransport())
         var password: String?
         if passwordStdin {
             guard let line = readLine(strippingNewline: true), !line.isEmpty else {

@@ -1,6 +1,6 @@
 import Foundation
 import Hummingbird
-import TesseraAuth
+import TesseraAuthCore
 import TesseraCore
 
 /// Sign-in through upstream providers in the browser: the login page's buttons, the

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import Logging
-import TesseraAuth
+import TesseraAuthCore
 import TesseraCore
 
 /// Signing in through upstream identity providers, and the rules that keep an upstream

@@ -1,14 +1,11 @@
 import Foundation
 import Logging
-import TesseraAuth
+import TesseraAuthCore
 import TesseraCore
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// One configured upstream provider, ready to use: Tessera is its relying party, through the
 /// SDK's OpenID client (discovery or Apple's fixed endpoints, JWKS cached and refetched on an
-/// unknown `kid`, ID tokens checked for iss, aud, exp, nonce and at_hash).
+/// unknown `kid`, ID tokens checked for iss, aud, exp, nonce and at_hash), over AsyncHTTPClient.
 final class Upstream: Sendable {
     let settings: UpstreamProviderSettings
     /// `{issuer}/federation/{id}/callback`: what the provider must have registered.
@@ -33,7 +30,7 @@ final class Upstream: Sendable {
     var isApple: Bool { settings.type == .apple }
     var scope: String { (settings.scopes ?? (isApple ? ["name", "email"] : ["openid", "email", "profile"])).joined(separator: " ") }
 
-    init(_ settings: UpstreamProviderSettings, issuer: String, clock: WallClock, transport: any HTTPTransport = URLSessionTransport()) throws {
+    init(_ settings: UpstreamProviderSettings, issuer: String, clock: WallClock, transport: any HTTPTransport = AsyncHTTPClientTransport()) throws {
         self.settings = settings
         self.clock = clock
         self.transport = transport

@@ -42,10 +42,10 @@ public final class EmailLinkAuth: Sendable {
     /// - Parameters:
     ///   - scopes: what sign-ins ask for unless they say otherwise.
     ///   - pendingEmails: where to remember the address a link was sent to.
-    ///   - transport: how HTTP is sent; ``URLSessionTransport`` by default.
+    ///   - transport: how HTTP is sent (`TesseraAuth`'s initialiser without it uses `URLSessionTransport`).
     ///   - now: the clock for ID-token validation.
     public convenience init(issuer: URL, clientId: String, scopes: [String] = NativeAuthClient.defaultScopes,
-                            pendingEmails: (any PendingEmailStore)? = nil, transport: any HTTPTransport = URLSessionTransport(),
+                            pendingEmails: (any PendingEmailStore)? = nil, transport: any HTTPTransport,
                             now: @escaping @Sendable () -> Date = { Date() }) {
         self.init(client: NativeAuthClient(issuer: issuer, clientId: clientId, scopes: scopes, transport: transport, now: now),
                   pendingEmails: pendingEmails)

@@ -83,17 +83,17 @@ public final class NativeAuthClient: Sendable {
     /// - Parameters:
     ///   - challengeTypes: what the app's screens handle; `[.oob, .password, .redirect]` by default.
     ///   - scopes: what sign-ins ask for unless they say otherwise.
-    ///   - transport: how HTTP is sent; ``URLSessionTransport`` by default.
+    ///   - transport: how HTTP is sent (`TesseraAuth`'s initialiser without it uses `URLSessionTransport`).
     ///   - now: the clock for ID-token validation.
     public convenience init(issuer: URL, clientId: String, challengeTypes: [NativeAuthChallengeType] = [.oob, .password, .redirect],
-                            scopes: [String] = NativeAuthClient.defaultScopes, transport: any HTTPTransport = URLSessionTransport(),
+                            scopes: [String] = NativeAuthClient.defaultScopes, transport: any HTTPTransport,
                             now: @escaping @Sendable () -> Date = { Date() }) {
         self.init(configuration: Configuration(issuer: issuer, clientId: clientId, challengeTypes: challengeTypes, scopes: scopes),
                   transport: transport, now: now)
     }
 
-    /// A client of `configuration`.
-    public init(configuration: Configuration, transport: any HTTPTransport = URLSessionTransport(),
+    /// A client of `configuration`, sending HTTP through `transport`.
+    public init(configuration: Configuration, transport: any HTTPTransport,
                 now: @escaping @Sendable () -> Date = { Date() }) {
         self.configuration = configuration
         self.transport = transport

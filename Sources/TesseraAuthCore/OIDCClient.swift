@@ -83,9 +83,9 @@ public final class OIDCClient: Sendable {
     private let keys: KeyCache
 
     /// - Parameters:
-    ///   - transport: how HTTP is sent; ``URLSessionTransport`` by default.
+    ///   - transport: how HTTP is sent (`TesseraAuth`'s initialiser without it uses `URLSessionTransport`).
     ///   - now: the clock, injectable so expiry can be tested without waiting.
-    public init(configuration: Configuration, transport: any HTTPTransport = URLSessionTransport(),
+    public init(configuration: Configuration, transport: any HTTPTransport,
                 now: @escaping @Sendable () -> Date = { Date() }) {
         self.configuration = configuration
         self.transport = transport
