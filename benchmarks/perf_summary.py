@@ -18,6 +18,7 @@ import sys
 
 # (category, regex on "symbol (dso)") for the leaf frame; first match wins.
 SELF_CATEGORIES = [
+    ("RSA signing (OpenSSL libcrypto)", r"libcrypto\.so"),
     ("RSA/bignum (BoringSSL)", r"CCryptoBoringSSL_.*(bn_|BN_|rsa|RSA|mont|_mul|_sqr|gather|scatter)|mulx4x|sqrx8x|bn_post|rsaz_"),
     ("SHA-256 (BoringSSL)", r"(?i)sha256|sha_block"),
     ("other BoringSSL", r"CCryptoBoringSSL|boringssl"),
@@ -38,11 +39,12 @@ SELF_CATEGORIES = [
 # (activity, regex) searched from the leaf outwards; the innermost match owns the sample.
 ACTIVITIES = [
     ("scrypt (must not appear)", r"(?i)scrypt|PasswordHasher"),
+    ("RSA signing (OpenSSL libcrypto)", r"libcrypto\.so|OpenSSLRSASigner"),
     ("RSA signing (BoringSSL bignum)", r"_RSA\.Signing|CCryptoBoringSSL_(RSA|rsa|BN_|bn_)|CCryptoBoringSSL_.*mont|mulx4x|sqrx8x|bn_post|rsaz_|JWSSigningKey\.signature"),
     ("SHA-256 / token hashing", r"(?i)sha256|tokenHash|ClientSecretHash"),
     ("Base64URL encode/decode", r"Base64URL|base64Encoded|Data\(base64Encoded"),
     ("JSON encode/decode", r"JSONEncoder|JSONDecoder|JSONWriter|JSONValue|CanonicalJSON|JSONMap|JSONScanner|__JSON|JSONSerialization"),
-    ("SQLite (engine + SQLiteNIO/SQLKit)", r"\bsqlite3|SQLiteNIO|SQLiteKit|SQLKit|SQLiteConnection|SQLRow|SQLStore|AsyncLock|SQLiteDatabase"),
+    ("SQLite (engine + driver + SQLKit)", r"\bsqlite3|SQLiteNIO|SQLiteKit|SQLKit|SQLiteConnection|SQLiteHandle|SQLiteValuesRow|SQLRow|SQLStore|AsyncLock|SQLiteDatabase|DatabaseThread"),
     ("random tokens (SecureRandom)", r"SecureRandom|RAND_bytes|getrandom"),
     ("form body / Basic header parsing", r"RequestParameters|basicCredentials|formParameters|collectBody"),
     ("HTTP server (NIO/Hummingbird)", r"NIO|Hummingbird|HTTPTypes|llhttp|HTTPField"),
