@@ -193,6 +193,8 @@ m = json.load(open(sys.argv[1]))
 print(m["token_endpoint"], m["jwks_uri"])' "$OUT/discovery.json")
 echo "token endpoint $TOKEN_URL; jwks_uri $JWKS_URL"
 curl -sf "$JWKS_URL" | python3 -c 'import json, sys; keys = json.load(sys.stdin)["keys"]; print("JWKS:", len(keys), "keys,", " ".join(k["alg"] for k in keys))'
+SIGNER=$(sed -n 's/^Tessera is ready: .*, signing \(.*\)$/\1/p' "$OUT/server.log" | tail -n 1)
+echo "tokens signed with: ${SIGNER:-unknown (no start-up line)}"
 
 # Chains: one per connection for the warm-up, the measured run and (with --profile) the profiled run.
 CHAINS=$(( TOKEN_CONNECTIONS * (2 + PROFILE) ))
@@ -348,6 +350,7 @@ IDLE_MB=$(awk -v k="$IDLE_RSS_KB" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }')
 
 echo
 echo "reference: openssl RSA-2048 sign/s  one core $OPENSSL_1, two cores $OPENSSL_2${OPENSSL_1_NOIFMA:+ (one core without AVX-512 IFMA: $OPENSSL_1_NOIFMA)}"
+echo "server signer: ${SIGNER:-unknown}"
 printf '%-52s %12s %10s  %s\n' measure value target verdict
 disturbed() { case " ${DISTURBED[*]} " in *" $1 "*) echo " (load disturbed)" ;; esac; }
 printf '%-52s %12s %10s  %s\n' "client_credentials req/s / openssl 2-core sign/s" "$CC_RATIO" ">= 0.3" \
