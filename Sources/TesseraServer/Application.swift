@@ -53,8 +53,8 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
             response = Response(status: error.status, headers: [.contentType: "application/json"],
                                 body: .init(byteBuffer: ByteBuffer(string: #"{"error":"not_found"}"#)))
         }
-        response.headers[.init("X-Content-Type-Options")!] = "nosniff"
-        if response.headers[.init("Referrer-Policy")!] == nil { response.headers[.init("Referrer-Policy")!] = "no-referrer" }
+        response.headers[.xContentTypeOptions] = "nosniff"
+        if response.headers[.referrerPolicy] == nil { response.headers[.referrerPolicy] = "no-referrer" }
         return response
     }
 }

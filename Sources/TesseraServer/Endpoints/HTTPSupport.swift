@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import NIOCore
 import TesseraCore
@@ -66,11 +67,19 @@ extension Request {
     }
 }
 
+/// Header names HTTPTypes does not predefine, validated once rather than per response.
+extension HTTPField.Name {
+    static let pragma = HTTPField.Name("Pragma")!
+    static let xFrameOptions = HTTPField.Name("X-Frame-Options")!
+    static let xContentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
+    static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
+}
+
 enum Responses {
     /// RFC 6749 §5.1: responses carrying tokens or credentials must not be cached.
     static func addNoStore(_ headers: inout HTTPFields) {
         headers[.cacheControl] = "no-store"
-        headers[.init("Pragma")!] = "no-cache"
+        headers[.pragma] = "no-cache"
     }
 
     static func json(_ data: Data, status: HTTPResponse.Status = .ok, cache: Bool = false) -> Response {
@@ -119,9 +128,9 @@ enum Responses {
         var headers: HTTPFields = [
             .contentType: "text/html; charset=utf-8",
             .contentSecurityPolicy: csp,
-            .init("X-Frame-Options")!: "DENY",
-            .init("X-Content-Type-Options")!: "nosniff",
-            .init("Referrer-Policy")!: "no-referrer",
+            .xFrameOptions: "DENY",
+            .xContentTypeOptions: "nosniff",
+            .referrerPolicy: "no-referrer",
         ]
         addNoStore(&headers)
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
