@@ -82,12 +82,12 @@ public final class KeyRing: Sendable {
     /// The JWK Set document served at `jwks_uri`.
     public var jwksDocument: Data { get throws { try loaded.jwks } }
 
-    public var signingAlgorithm: JWSAlgorithm { get throws { try loaded.current.algorithm } }
+    public var signingAlgorithm: JWSAlgorithm { get throws { try currentKey.algorithm } }
 
     /// What signs tokens, for the start-up line: "RS256 (OpenSSL 3.0.19 27 Jan 2026)", "ES256 (swift-crypto)".
     public var signingDescription: String {
         get throws {
-            let key = try loaded.current
+            let key = try currentKey
             let engine = key.engine is OpenSSLRSASigner ? LibCrypto.shared?.version ?? "OpenSSL" : "swift-crypto"
             return "\(key.algorithm.rawValue) (\(engine))"
         }
@@ -98,7 +98,7 @@ public final class KeyRing: Sendable {
 
     /// Signs a claim set with the current key.
     public func sign(_ claims: [String: JSONValue], type: String = "JWT") throws -> String {
-        try JWT.sign(claims, with: try loaded.current, type: type)
+        try JWT.sign(claims, with: try currentKey, type: type)
     }
 
     /// Verifies a token's signature against the published keys.

@@ -10,10 +10,10 @@ import Glibc
 /// RS256 signing through the system's OpenSSL 3 `libcrypto`, loaded at run time.
 ///
 /// swift-crypto signs RSA with BoringSSL, which has no AVX-512 IFMA code; OpenSSL 3 does,
-/// and on CPUs that have it signs RSA-2048 1.7–1.8 times faster (docs/performance.md). RSA
+/// and on CPUs that have it signs RSA-2048 about 2.3 times faster (docs/performance.md). RSA
 /// PKCS #1 v1.5 signatures are deterministic, so both libraries must produce the same bytes
-/// for the same key and input: ``make(pkcs8DER:reference:)`` checks exactly that before the
-/// engine is used, and any failure later falls back to BoringSSL for that signature.
+/// for the same key and input: ``make(for:logger:)`` checks exactly that before the engine
+/// is used, and any failure later falls back to BoringSSL for that signature.
 /// Nothing is linked at build time: without `libcrypto.so.3` the server signs with
 /// BoringSSL as before.
 final class OpenSSLRSASigner: JWSSignatureEngine, @unchecked Sendable {
