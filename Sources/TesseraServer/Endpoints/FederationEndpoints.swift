@@ -254,13 +254,12 @@ struct FederationEndpoints {
         guard let identity = try await provider.store.identity(providerID: upstream.id, subject: subject) else { return }
         let now = provider.clock.now()
         switch type {
-        case "consent-revoked":
-            // The user stopped using their Apple ID with this app: sign them out everywhere, and unlink.
-            try await provider.store.removeIdentity(providerID: upstream.id, subject: subject)
-            try await provider.store.revokeAllGrants(userID: identity.userID, now: now)
-        case "account-delete":
-            try await provider.store.removeIdentity(providerID: upstream.id, subject: subject)
-            try await provider.store.revokeAllGrants(userID: identity.userID, now: now)
+        case "consent-revoked", "account-delete":
+            // The user stopped using their Apple ID with this app (or deleted it): unlink, and sign them out everywhere.
+            try await provider.store.transaction { tx in
+                try await tx.removeIdentity(providerID: upstream.id, subject: subject)
+                try await AccountRules.signOutEverywhere(userID: identity.userID, now: now, in: tx)
+            }
         case "email-disabled", "email-enabled":
             // The relay forwards mail again or not; the address itself doesn't change.
             break

@@ -2,8 +2,8 @@ import TesseraCore
 
 /// `authorization_code` (RFC 6749 §4.1.3, PKCE RFC 7636 §4.6, OpenID Connect Core §3.1.3).
 ///
-/// A code works once. Its second redemption fails and revokes every token the
-/// first one produced (RFC 6749 §4.1.2, RFC 9700 §4.5).
+/// A code works once. Its second redemption by the same client fails and revokes every
+/// token the first one produced (RFC 6749 §4.1.2, RFC 9700 §4.5).
 public struct AuthorizationCodeGrant: TokenGrant {
     public let grantType = GrantType.authorizationCode
     let grants: any GrantStore
@@ -17,12 +17,14 @@ public struct AuthorizationCodeGrant: TokenGrant {
         guard let record = try await grants.code(codeHash: hash) else {
             throw OAuthError.invalidGrant("The authorization code is invalid.")
         }
+        // The client first: a stranger holding a used code must not be able to revoke the
+        // owner's tokens by replaying it.
+        guard record.clientID == client.id else {
+            throw OAuthError.invalidGrant("The authorization code was issued to another client.")
+        }
         if record.redeemedAt != nil {
             if let grantID = record.grantID { try await grants.revokeGrant(id: grantID, now: now) }
             throw OAuthError.invalidGrant("The authorization code was already used; the tokens issued with it are revoked.")
-        }
-        guard record.clientID == client.id else {
-            throw OAuthError.invalidGrant("The authorization code was issued to another client.")
         }
         guard record.expiresAt > now else { throw OAuthError.invalidGrant("The authorization code has expired.") }
         guard parameters["redirect_uri"] == record.redirectURI else {

@@ -52,8 +52,9 @@ public protocol EmailLinkStore: Sendable {
     /// Takes one of the link's `limit` completions with an address before it is compared
     /// (parallel guesses each use one up); nil when none is left.
     func reserveEmailAttempt(codeHash: String, limit: Int) async throws -> Int?
-    /// Atomically marks the link used (if it still can be) and does `operation`.
-    func redeemEmailLink(codeHash: String, operation: EmailLinkOperation, now: Int64) async throws -> EmailLinkRedemption
+    /// Marks the link used if it is still unused and unexpired; false when it is not (another
+    /// request used it first).
+    func markEmailLinkUsed(codeHash: String, now: Int64) async throws -> Bool
 }
 
 extension SQLStore: EmailLinkStore {
@@ -90,76 +91,12 @@ extension SQLStore: EmailLinkStore {
         }
     }
 
-    public func redeemEmailLink(codeHash: String, operation: EmailLinkOperation, now: Int64) async throws -> EmailLinkRedemption {
-        try await database.transaction { db in
-            guard let row = try await db.raw("""
-                SELECT email FROM email_links WHERE code_hash = \(bind: codeHash) AND used_at IS NULL AND expires_at > \(bind: now)
-                """).first() else { return .unusable }
-            let email = try row.string("email")
-            let owner = try await db.raw("SELECT * FROM users WHERE email = \(bind: email)").first().map(Self.user)
-            switch operation {
-            case .link(let userID):
-                if let owner, owner.id != userID { return .credentialInUse }
-            case .reauthenticate(let userID):
-                guard owner?.id == userID else { return .userMismatch }
-            case .signIn:
-                break
-            }
-            guard try await db.raw("""
-                UPDATE email_links SET used_at = \(bind: now) WHERE code_hash = \(bind: codeHash) AND used_at IS NULL RETURNING code_hash
-                """).first() != nil else { return .unusable }
-
-            switch operation {
-            case .signIn(let newUser):
-                guard let owner else {
-                    let profile = try jsonText(newUser.profile)
-                    try await db.raw("""
-                        INSERT INTO users (id, email, email_verified, password_hash, profile, created_at, updated_at)
-                        VALUES (\(bind: newUser.id), \(bind: email), \(bind: true), \(bind: String?.none), \(bind: profile),
-                            \(bind: now), \(bind: now))
-                        """).run()
-                    var created = newUser
-                    created.email = email
-                    created.emailVerified = true
-                    return .signedIn(created, isNewUser: true, securedAccount: false)
-                }
-                guard !owner.emailVerified else { return .signedIn(owner, isNewUser: false, securedAccount: false) }
-                // Whoever set up this account never proved they own the address: what they set
-                // (the password) goes, and so does every session and token issued meanwhile.
-                try await db.raw("""
-                    UPDATE users SET password_hash = NULL, email_verified = \(bind: true), updated_at = \(bind: now) WHERE id = \(bind: owner.id)
-                    """).run()
-                try await Self.revokeEverything(userID: owner.id, now: now, on: db)
-                try await Self.removeUnverifiedIdentities(userID: owner.id, on: db)
-                var secured = owner
-                secured.passwordHash = nil
-                secured.emailVerified = true
-                secured.updatedAt = now
-                return .signedIn(secured, isNewUser: false, securedAccount: true)
-            case .link(let userID):
-                try await db.raw("""
-                    UPDATE users SET email = \(bind: email), email_verified = \(bind: true), updated_at = \(bind: now) WHERE id = \(bind: userID)
-                    """).run()
-                guard let user = try await db.raw("SELECT * FROM users WHERE id = \(bind: userID)").first().map(Self.user) else {
-                    throw StoreError.notFound("user \(userID)")
-                }
-                return .linked(user)
-            case .reauthenticate:
-                return .reauthenticated(owner!)
-            }
+    public func markEmailLinkUsed(codeHash: String, now: Int64) async throws -> Bool {
+        try await database.withDatabase { db in
+            try await db.raw("""
+                UPDATE email_links SET used_at = \(bind: now)
+                WHERE code_hash = \(bind: codeHash) AND used_at IS NULL AND expires_at > \(bind: now) RETURNING code_hash
+                """).first() != nil
         }
-    }
-
-    /// Removes the upstream identities linked to an account on the strength of an email address
-    /// the upstream had not verified: once the address is proven, they are not proof of anything.
-    static func removeUnverifiedIdentities(userID: String, on db: any SQLDatabase) async throws {
-        try await db.raw("DELETE FROM upstream_identities WHERE user_id = \(bind: userID) AND proven = \(bind: false)").run()
-    }
-
-    /// Ends every browser session and revokes every grant (with its tokens) of a user.
-    static func revokeEverything(userID: String, now: Int64, on db: any SQLDatabase) async throws {
-        try await db.raw("UPDATE sessions SET revoked_at = \(bind: now) WHERE user_id = \(bind: userID) AND revoked_at IS NULL").run()
-        let grants = try await db.raw("SELECT id FROM grants WHERE user_id = \(bind: userID) AND revoked_at IS NULL").all()
-        for row in grants { try await revokeGrant(id: try row.string("id"), now: now, on: db) }
     }
 }

@@ -39,6 +39,8 @@ public protocol GrantStore: Sendable {
     func grant(id: String) async throws -> Grant?
     func refreshTokenGrant(tokenHash: String, now: Int64) async throws -> (grant: Grant, expiresAt: Int64)?
     func revokeGrant(id: String, now: Int64) async throws
+    /// Revokes every grant of a user, with its tokens.
+    func revokeGrants(userID: String, now: Int64) async throws
     func revokeAccessToken(jti: String, expiresAt: Int64) async throws
     func isAccessTokenRevoked(jti: String) async throws -> Bool
     /// Records a client assertion's `jti`; false when it was seen before (a replay).
@@ -177,6 +179,13 @@ extension SQLStore: GrantStore {
 
     public func revokeGrant(id: String, now: Int64) async throws {
         try await database.transaction { db in try await Self.revokeGrant(id: id, now: now, on: db) }
+    }
+
+    public func revokeGrants(userID: String, now: Int64) async throws {
+        try await database.transaction { db in
+            let grants = try await db.raw("SELECT id FROM grants WHERE user_id = \(bind: userID) AND revoked_at IS NULL").all()
+            for row in grants { try await Self.revokeGrant(id: try row.string("id"), now: now, on: db) }
+        }
     }
 
     static func revokeGrant(id: String, now: Int64, on db: any SQLDatabase) async throws {

@@ -65,9 +65,10 @@ public protocol IdentityStore: Sendable {
     func insertPendingLink(tokenHash: String, _ link: PendingLink, now: Int64) async throws
     func pendingLink(tokenHash: String, now: Int64) async throws -> PendingLink?
     func deletePendingLink(tokenHash: String) async throws
-    func deleteUser(id: String, now: Int64) async throws
-    /// Ends every session and revokes every grant of a user.
-    func revokeAllGrants(userID: String, now: Int64) async throws
+    /// Deletes the account row (and, by cascade, what hangs on it); see ``AccountRules/deleteAccount(_:now:in:)``.
+    func deleteUser(id: String) async throws
+    /// Removes the identities linked on the strength of an address the upstream had not verified.
+    func removeUnprovenIdentities(userID: String) async throws
 }
 
 extension SQLStore: IdentityStore {
@@ -187,16 +188,16 @@ extension SQLStore: IdentityStore {
         }
     }
 
-    public func deleteUser(id: String, now: Int64) async throws {
-        try await database.transaction { db in
-            // Tokens of the account stop working at once: access tokens are checked against their grant.
-            try await Self.revokeEverything(userID: id, now: now, on: db)
+    public func deleteUser(id: String) async throws {
+        try await database.withDatabase { db in
             try await db.raw("DELETE FROM users WHERE id = \(bind: id)").run()
         }
     }
 
-    public func revokeAllGrants(userID: String, now: Int64) async throws {
-        try await database.transaction { db in try await Self.revokeEverything(userID: userID, now: now, on: db) }
+    public func removeUnprovenIdentities(userID: String) async throws {
+        try await database.withDatabase { db in
+            try await db.raw("DELETE FROM upstream_identities WHERE user_id = \(bind: userID) AND proven = \(bind: false)").run()
+        }
     }
 
     static func identity(_ row: any SQLRow) throws -> UpstreamIdentity {

@@ -12,13 +12,6 @@ public protocol NativeFlowStore: Sendable {
     /// Saves the flow and moves it to a new continuation token (`to` nil ends the flow).
     /// False when `from` is no longer current: another request used it first.
     func advanceFlow(_ flow: NativeFlow, from: String, to: String?) async throws -> Bool
-    /// Atomically: creates the account and moves the flow on. False when `from` was used
-    /// first; throws ``StoreError/duplicate(_:)`` when the address got an account meanwhile.
-    func completeSignUp(_ flow: NativeFlow, user: User, from: String, to: String) async throws -> Bool
-    /// Atomically: sets the new password (the address is now verified), ends every
-    /// session and grant of the user, and moves the flow on.
-    func completePasswordReset(_ flow: NativeFlow, userID: String, passwordHash: String, now: Int64,
-                               from: String, to: String) async throws -> Bool
     /// Takes one of the current code's `limit` entries before it is compared; nil when none
     /// is left (or the token is no longer current). Returns how many are used.
     func reserveCodeAttempt(flowID: String, tokenHash: String, limit: Int) async throws -> Int?
@@ -64,38 +57,6 @@ extension SQLStore: NativeFlowStore {
         }
         return try await db.raw("DELETE FROM native_flows WHERE id = \(bind: flow.id) AND token_hash = \(bind: from) RETURNING id")
             .first() != nil
-    }
-
-    public func completeSignUp(_ flow: NativeFlow, user: User, from: String, to: String) async throws -> Bool {
-        let state = try jsonText(flow), profile = try jsonText(user.profile)
-        do {
-            return try await database.transaction { db in
-                guard try await Self.advance(flow, state: state, from: from, to: to, on: db) else { return false }
-                try await db.raw("""
-                    INSERT INTO users (id, email, email_verified, password_hash, profile, created_at, updated_at)
-                    VALUES (\(bind: user.id), \(bind: user.email), \(bind: user.emailVerified), \(bind: user.passwordHash),
-                        \(bind: profile), \(bind: user.createdAt), \(bind: user.updatedAt))
-                    """).run()
-                return true
-            }
-        } catch where isUniqueViolation(error) {
-            throw StoreError.duplicate("a user with this email")
-        }
-    }
-
-    public func completePasswordReset(_ flow: NativeFlow, userID: String, passwordHash: String, now: Int64,
-                                      from: String, to: String) async throws -> Bool {
-        let state = try jsonText(flow)
-        return try await database.transaction { db in
-            guard try await Self.advance(flow, state: state, from: from, to: to, on: db) else { return false }
-            try await db.raw("""
-                UPDATE users SET password_hash = \(bind: passwordHash), email_verified = \(bind: true), updated_at = \(bind: now)
-                WHERE id = \(bind: userID)
-                """).run()
-            try await Self.revokeEverything(userID: userID, now: now, on: db)
-            try await Self.removeUnverifiedIdentities(userID: userID, on: db)
-            return true
-        }
     }
 
     public func reserveCodeAttempt(flowID: String, tokenHash: String, limit: Int) async throws -> Int? {

@@ -5,10 +5,15 @@ import TesseraCore
 /// The SQL implementation of every store protocol, on any ``TransactionalDatabase``.
 public struct SQLStore: Sendable {
     public let database: any TransactionalDatabase
-    let clientCache = ClientCache()
+    let clientCache: ClientCache
 
     public init(database: any TransactionalDatabase) {
+        self.init(database: database, clientCache: ClientCache())
+    }
+
+    init(database: any TransactionalDatabase, clientCache: ClientCache) {
         self.database = database
+        self.clientCache = clientCache
     }
 
     /// Runs migrations; call once at start.

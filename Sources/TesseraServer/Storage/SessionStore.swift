@@ -9,6 +9,8 @@ public protocol SessionStore: Sendable {
     func session(tokenHash: String, now: Int64) async throws -> BrowserSession?
     /// Ends a session and revokes the grants issued in it that were not for offline access.
     func endSession(sid: String, now: Int64) async throws
+    /// Ends every browser session of a user (their grants stay: see ``GrantStore/revokeGrants(userID:now:)``).
+    func endSessions(userID: String, now: Int64) async throws
 }
 
 /// Pending authorization requests waiting for the user on a hosted page.
@@ -67,6 +69,12 @@ extension SQLStore: SessionStore, InteractionStore, ConsentStore {
             for row in grants where !ScopeSet(parsing: try row.string("scope")).contains(ScopeCatalogue.offlineAccess) {
                 try await SQLStore.revokeGrant(id: try row.string("id"), now: now, on: db)
             }
+        }
+    }
+
+    public func endSessions(userID: String, now: Int64) async throws {
+        try await database.withDatabase { db in
+            try await db.raw("UPDATE sessions SET revoked_at = \(bind: now) WHERE user_id = \(bind: userID) AND revoked_at IS NULL").run()
         }
     }
 

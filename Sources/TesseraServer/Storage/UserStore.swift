@@ -10,6 +10,10 @@ public protocol UserStore: Sendable {
     func updatePasswordHash(userID: String, hash: String, now: Int64) async throws
     /// Replaces the user's profile (already validated).
     func updateProfile(userID: String, profile: [String: JSONValue], now: Int64) async throws
+    func markEmailVerified(userID: String, now: Int64) async throws
+    func removePassword(userID: String, now: Int64) async throws
+    /// Gives the user another address, verified; throws ``StoreError/duplicate(_:)`` when it is another account's.
+    func changeEmail(userID: String, to email: String, now: Int64) async throws
 }
 
 extension SQLStore: UserStore {
@@ -50,6 +54,31 @@ extension SQLStore: UserStore {
         let text = try jsonText(profile)
         try await database.withDatabase { db in
             try await db.raw("UPDATE users SET profile = \(bind: text), updated_at = \(bind: now) WHERE id = \(bind: userID)").run()
+        }
+    }
+
+    public func markEmailVerified(userID: String, now: Int64) async throws {
+        try await database.withDatabase { db in
+            try await db.raw("UPDATE users SET email_verified = \(bind: true), updated_at = \(bind: now) WHERE id = \(bind: userID)").run()
+        }
+    }
+
+    public func removePassword(userID: String, now: Int64) async throws {
+        try await database.withDatabase { db in
+            try await db.raw("UPDATE users SET password_hash = NULL, updated_at = \(bind: now) WHERE id = \(bind: userID)").run()
+        }
+    }
+
+    public func changeEmail(userID: String, to email: String, now: Int64) async throws {
+        do {
+            try await database.withDatabase { db in
+                try await db.raw("""
+                    UPDATE users SET email = \(bind: email.lowercased()), email_verified = \(bind: true), updated_at = \(bind: now)
+                    WHERE id = \(bind: userID)
+                    """).run()
+            }
+        } catch where isUniqueViolation(error) {
+            throw StoreError.duplicate("a user with this email")
         }
     }
 

@@ -14,7 +14,7 @@ struct EmailLinks: Sendable {
     /// Completions with an address (on another device, or by an app) before the link stops working.
     let maxWrongEmails = 5
     let issuer: String
-    let store: any EmailLinkStore & UserStore
+    let store: any EmailLinkStore & UserStore & StoreTransactions
     let native: NativeAuthenticator
     let clock: WallClock
     let logger: Logger
@@ -100,7 +100,7 @@ struct EmailLinks: Sendable {
                     throw Problem.emailMismatch(attemptsLeft: max(maxWrongEmails - used, 0))
                 }
             }
-            let outcome = try await store.redeemEmailLink(codeHash: tokenHash(code), operation: operation, now: clock.now())
+            let outcome = try await use(codeHash: tokenHash(code), operation: operation)
             switch outcome {
             case .unusable: throw Problem.unusable(expired: false)
             case .credentialInUse: throw Problem.credentialInUse
@@ -123,7 +123,44 @@ struct EmailLinks: Sendable {
         }
     }
 
-    /// A new account's user value; the store inserts it only if the address has none.
+    /// In one transaction: marks the link used (if it still can be) and does `operation`.
+    /// A link that proves the address of an existing account applies ``AccountRules/addressProven(_:now:in:)``.
+    func use(codeHash: String, operation: EmailLinkOperation) async throws -> EmailLinkRedemption {
+        let now = clock.now()
+        return try await store.transaction { tx in
+            guard let link = try await tx.emailLink(codeHash: codeHash), link.usedAt == nil, link.expiresAt > now else { return .unusable }
+            let owner = try await tx.user(email: link.email)
+            switch operation {
+            case .link(let userID):
+                if let owner, owner.id != userID { return .credentialInUse }
+            case .reauthenticate(let userID):
+                guard owner?.id == userID else { return .userMismatch }
+            case .signIn:
+                break
+            }
+            guard try await tx.markEmailLinkUsed(codeHash: codeHash, now: now) else { return .unusable }
+            switch operation {
+            case .signIn(let newUser):
+                guard let owner else {
+                    var created = newUser
+                    created.email = link.email
+                    created.emailVerified = true
+                    try await tx.insert(created)
+                    return .signedIn(created, isNewUser: true, securedAccount: false)
+                }
+                let (user, secured) = try await AccountRules.addressProven(owner, now: now, in: tx)
+                return .signedIn(user, isNewUser: false, securedAccount: secured)
+            case .link(let userID):
+                try await tx.changeEmail(userID: userID, to: link.email, now: now)
+                guard let user = try await tx.user(id: userID) else { throw StoreError.notFound("user \(userID)") }
+                return .linked(user)
+            case .reauthenticate:
+                return .reauthenticated(try await AccountRules.addressProven(owner!, now: now, in: tx).user)
+            }
+        }
+    }
+
+    /// A new account's user value; ``use(codeHash:operation:)`` inserts it only if the address has none.
     func newUser(language: String) -> User {
         let now = clock.now()
         return User(id: UUID().uuidString.lowercased(), email: "", emailVerified: true, passwordHash: nil,

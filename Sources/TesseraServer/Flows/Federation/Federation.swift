@@ -13,19 +13,19 @@ import TesseraCore
 /// - an address that already has an account never links by itself: the owner signs in to
 ///   that account first (or connects the provider from the account page);
 /// - links made on an address the upstream hadn't verified are dropped when the address is
-///   proven another way (see `SQLStore.removeUnverifiedIdentities`).
+///   proven another way (``AccountRules/addressProven(_:now:in:)``).
 struct Federation: Sendable {
     let upstreams: [String: Upstream]
     /// In configuration order, for the buttons.
     let ordered: [Upstream]
-    let store: any IdentityStore & UserStore
+    let store: any IdentityStore & UserStore & StoreTransactions
     let secretBox: SecretBox?
     let clock: WallClock
     let logger: Logger
     /// How long a request to an upstream and a pending link last.
     let requestLifetime: Int64 = 600
 
-    init(settings: [UpstreamProviderSettings], issuer: String, store: any IdentityStore & UserStore, secretBox: SecretBox?,
+    init(settings: [UpstreamProviderSettings], issuer: String, store: any IdentityStore & UserStore & StoreTransactions, secretBox: SecretBox?,
          clock: WallClock, logger: Logger) throws {
         ordered = try settings.map { try Upstream($0, issuer: issuer, clock: clock) }
         upstreams = Dictionary(uniqueKeysWithValues: ordered.map { ($0.id, $0) })
@@ -233,7 +233,8 @@ struct Federation: Sendable {
                                metadata: ["provider": "\(identity.providerID)", "error": "\(error)"])
             }
         }
-        try await store.deleteUser(id: user.id, now: clock.now())
+        let now = clock.now()
+        try await store.transaction { tx in try await AccountRules.deleteAccount(user.id, now: now, in: tx) }
         logger.notice("account deleted", metadata: ["user": "\(user.id)"])
     }
 

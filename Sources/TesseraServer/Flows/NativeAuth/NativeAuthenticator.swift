@@ -11,7 +11,7 @@ import TesseraCore
 /// wrong codes; the account is created, or the password changed, in the same transaction
 /// as the step that completes the flow.
 struct NativeAuthenticator: Sendable {
-    typealias Store = NativeFlowStore & UserStore & GrantStore
+    typealias Store = NativeFlowStore & UserStore & GrantStore & StoreTransactions
 
     let settings: NativeAuthSettings
     let enumerationProtection: Bool
@@ -141,9 +141,15 @@ struct NativeAuthenticator: Sendable {
         flow.expiresAt = now + settings.continuationTokenLifetime
         let next = SecureRandom.token()
         do {
-            guard try await store.completeSignUp(flow, user: user, from: tokenHash(token), to: tokenHash(next)) else {
-                throw NativeAuthError.invalidToken("invalid_request")
+            // The account is created in the step that moves the flow on, or not at all. A
+            // sign-up by code proves the address: the account starts verified, with nothing
+            // set up by anybody else (an address with an account never gets here).
+            let completed = try await store.transaction { [flow] tx in
+                guard try await tx.advanceFlow(flow, from: tokenHash(token), to: tokenHash(next)) else { return false }
+                try await tx.insert(user)
+                return true
             }
+            guard completed else { throw NativeAuthError.invalidToken("invalid_request") }
         } catch StoreError.duplicate {
             throw NativeAuthError("user_already_exists", "An account with this email address was created meanwhile.", errorCodes: [1003037])
         }
@@ -209,7 +215,8 @@ struct NativeAuthenticator: Sendable {
             var (flow, token) = try await currentFlow(parameters, .signIn, caller: caller, steps: [.codeSent], invalid: "invalid_grant")
             try await checkCode(&flow, token: token, parameters: parameters)
             guard let userID = flow.userID else { throw NativeAuthError.invalidOOB("The code is not valid.") }
-            return try await issueTokens(flow, userID: userID, amr: ["otp"], from: token, parameters: parameters, caller: caller)
+            return try await issueTokens(flow, userID: userID, amr: ["otp"], from: token, parameters: parameters, caller: caller,
+                                         provesAddress: true)
         case "continuation_token":
             let (flow, token) = try await currentFlow(parameters, nil, caller: caller, steps: [.completed], invalid: "invalid_grant")
             guard flow.kind != .signIn, let userID = flow.userID else { throw NativeAuthError.invalidToken("invalid_grant") }
@@ -222,10 +229,24 @@ struct NativeAuthenticator: Sendable {
         }
     }
 
+    /// Ends the flow and issues the tokens. A code sign-in (`provesAddress`) proved the
+    /// address in the same step: ``AccountRules/addressProven(_:now:in:)`` runs in the
+    /// transaction that ends the flow.
     func issueTokens(_ flow: NativeFlow, userID: String, amr: [String], from token: String, parameters: RequestParameters,
-                     caller: Caller) async throws -> TokenResponse {
+                     caller: Caller, provesAddress: Bool = false) async throws -> TokenResponse {
         let scope = try scope(parameters, client: caller.client)
-        guard try await store.advanceFlow(flow, from: tokenHash(token), to: nil) else { throw NativeAuthError.invalidToken("invalid_grant") }
+        let now = clock.now()
+        let ended = try await store.transaction { tx in
+            guard try await tx.advanceFlow(flow, from: tokenHash(token), to: nil) else { return false }
+            if provesAddress, let user = try await tx.user(id: userID) {
+                if try await AccountRules.addressProven(user, now: now, in: tx).secured {
+                    logger.notice("a code sign-in secured an unverified account: its password, unproven identities, sessions and tokens are gone",
+                                  metadata: ["user": "\(userID)"])
+                }
+            }
+            return true
+        }
+        guard ended else { throw NativeAuthError.invalidToken("invalid_grant") }
         return try await issueTokens(userID: userID, amr: amr, scope: scope, client: caller.client)
     }
 
@@ -308,10 +329,13 @@ struct NativeAuthenticator: Sendable {
         flow.amr = ["pwd", "otp"]
         flow.expiresAt = now + settings.continuationTokenLifetime
         let next = SecureRandom.token()
-        guard try await store.completePasswordReset(flow, userID: userID, passwordHash: hash, now: now,
-                                                    from: tokenHash(token), to: tokenHash(next)) else {
-            throw NativeAuthError.invalidToken("invalid_request")
+        let completed = try await store.transaction { [flow, token] tx in
+            guard try await tx.advanceFlow(flow, from: tokenHash(token), to: tokenHash(next)),
+                  let user = try await tx.user(id: userID) else { return false }
+            try await AccountRules.passwordReset(user, passwordHash: hash, now: now, in: tx)
+            return true
         }
+        guard completed else { throw NativeAuthError.invalidToken("invalid_request") }
         logger.info("password reset by native API", metadata: ["user": "\(userID)", "client": "\(flow.clientID)"])
         try? await mail("password-changed", to: flow.email, language: caller.language, values: [:], flow: flow, expiresAt: nil)
         return NativeAuthAnswer(["continuation_token": .string(next), "poll_interval": 1])

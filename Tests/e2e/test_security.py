@@ -1,0 +1,141 @@
+"""The attacks of the security review (issue 12), replayed as an attacker would make them
+against a running `tessera serve`: raw HTTP with `requests`, codes read from a real SMTP
+server (aiosmtpd). Each test names the attack; each must fail.
+
+One server of this module's own, sending mail to one relay, with a native first-party app,
+a confidential web client and a second confidential client (the stranger)."""
+
+from __future__ import annotations
+
+import json
+import re
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import requests
+
+from e2e_support import CLI, Client, Provider, TesseraServer, UserAgent, User, assert_oauth_error, parse_page
+from smtp_sink import SMTPSink
+from test_native_auth import CHALLENGE, INITIATE, TOKEN, NativeApp, error, ok, unique
+
+APP = "security-native-app"
+WEB_SECRET = "security-web-secret-0123456789-abcdefghij"
+STRANGER_SECRET = "security-stranger-secret-0123456789-abcdef"
+SQUATTER_PASSWORD = "the squatter's own passphrase"
+OWNER_PASSWORD = "the owner's own passphrase"
+SERVER_ENV = {"TESSERA_LOG_LEVEL": "info", "TESSERA_OTP_PER_ADDRESS_PER_HOUR": "100000"}
+
+
+@pytest.fixture(scope="module")
+def sink():
+    relay = SMTPSink().start()
+    yield relay
+    relay.stop()
+
+
+@pytest.fixture(scope="module")
+def sec(binary, workdir, sink):
+    """The module's server, its CLI and its clients."""
+    database = workdir / "security.sqlite"
+    cli = CLI(binary, database, workdir)
+    cli.add_client("Security Native App", client_id=APP, public=True, first_party=True,
+                   redirect_uris=["http://127.0.0.1/callback"])
+    server = TesseraServer(binary, database, workdir, env=SERVER_ENV, name="security", args=["--smtp-url", sink.url])
+    with ThreadPoolExecutor(2) as pool:
+        started = pool.submit(server.start)
+        web = cli.add_client("Security Web App", client_id="security-web", secret=WEB_SECRET, first_party=True,
+                             redirect_uris=["http://127.0.0.1:9/cb"])
+        stranger = cli.add_client("Stranger", client_id="security-stranger", secret=STRANGER_SECRET,
+                                  redirect_uris=["http://127.0.0.1:9/cb"])
+        started.result()
+    yield {"server": server, "cli": cli, "op": Provider(server.issuer),
+           "web": Client(web["client_id"], WEB_SECRET, web["redirect_uris"], web),
+           "stranger": Client(stranger["client_id"], STRANGER_SECRET, stranger["redirect_uris"], stranger)}
+    server.stop()
+
+
+@pytest.fixture
+def app(sec, sink) -> NativeApp:
+    return NativeApp(sec["server"].issuer, sink, client_id=APP)
+
+
+def account_login(issuer: str, email: str, password: str) -> requests.Session:
+    """A browser signed in to the account page with a password."""
+    browser = requests.Session()
+    page = parse_page(browser.get(issuer + "/account", timeout=10).text)
+    form = page.form("/account/login")
+    assert form is not None, page.text[:300]
+    r = browser.post(issuer + "/account/login", data={**form.fields, "email": email, "password": password}, timeout=10)
+    assert email in r.text, f"not signed in: {r.status_code} {r.text[:300]}"
+    return browser
+
+
+def signed_in_account(browser: requests.Session, issuer: str) -> str | None:
+    """The address the account page shows, or None when it asks to sign in."""
+    r = browser.get(issuer + "/account", timeout=10)
+    page = parse_page(r.text)
+    return None if page.form("/account/login") else page.text
+
+
+# ---------------------------------------------------------------------------
+# High 1: an email code proves the address; the squatter loses everything
+
+
+def test_a_squatter_is_locked_out_when_the_owner_signs_in_by_email_code(sec, app, sink):
+    issuer, victim = sec["server"].issuer, unique("victim")
+    # The squatter registers the victim's address (an imported, unverified account) with a password of theirs ...
+    sec["cli"].run("users", "add", victim, "--password-stdin", "--unverified", "--json", input=SQUATTER_PASSWORD + "\n")
+    squatter_tokens = ok(app.sign_in_with_password(victim, SQUATTER_PASSWORD))
+    squatter_browser = account_login(issuer, victim, SQUATTER_PASSWORD)
+
+    # ... and the owner of the mailbox signs in with a one-time code.
+    challenge = app.sign_in_code_challenge(victim)
+    owner = app.tokens({"continuation_token": challenge["continuation_token"], "grant_type": "oob", "oob": app.code(victim)})
+    userinfo = requests.get(issuer + "/userinfo", headers={"Authorization": f"Bearer {owner['access_token']}"}, timeout=10)
+    assert userinfo.json()["email_verified"] is True, userinfo.text
+
+    # Nothing the squatter holds works any more.
+    assert signed_in_account(squatter_browser, issuer) is None, "the squatter's browser session ended"
+    refreshed = app.post(TOKEN, {"grant_type": "refresh_token", "refresh_token": squatter_tokens["refresh_token"]})
+    assert refreshed.json()["error"] == "invalid_grant", refreshed.text
+    revoked = requests.get(issuer + "/userinfo", headers={"Authorization": f"Bearer {squatter_tokens['access_token']}"}, timeout=10)
+    assert revoked.status_code == 401, revoked.text
+    error(app.sign_in_with_password(victim, SQUATTER_PASSWORD), "invalid_grant", codes=[50126])
+    # The owner's own refresh token, issued after the rule ran, works.
+    ok(app.post(TOKEN, {"grant_type": "refresh_token", "refresh_token": owner["refresh_token"]}))
+
+
+def test_a_squatter_is_locked_out_when_the_owner_resets_the_password_by_code(sec, app):
+    issuer, victim = sec["server"].issuer, unique("reset-victim")
+    sec["cli"].run("users", "add", victim, "--password-stdin", "--unverified", "--json", input=SQUATTER_PASSWORD + "\n")
+    squatter_tokens = ok(app.sign_in_with_password(victim, SQUATTER_PASSWORD))
+    start = ok(app.post("/resetpassword/v1.0/start", {"username": victim, "challenge_type": "oob redirect"}))
+    challenge = ok(app.post("/resetpassword/v1.0/challenge", {"continuation_token": start["continuation_token"]}))
+    verified = ok(app.post("/resetpassword/v1.0/continue", {"continuation_token": challenge["continuation_token"],
+                                                           "grant_type": "oob", "oob": app.code(victim)}))
+    ok(app.post("/resetpassword/v1.0/submit", {"continuation_token": verified["continuation_token"], "new_password": OWNER_PASSWORD}))
+    refreshed = app.post(TOKEN, {"grant_type": "refresh_token", "refresh_token": squatter_tokens["refresh_token"]})
+    assert refreshed.json()["error"] == "invalid_grant", refreshed.text
+    error(app.sign_in_with_password(victim, SQUATTER_PASSWORD), "invalid_grant", codes=[50126])
+    ok(app.sign_in_with_password(victim, OWNER_PASSWORD))
+
+
+# ---------------------------------------------------------------------------
+# Low 11: a stranger holding a used code cannot revoke the owner's grant
+
+
+def test_a_stranger_replaying_a_used_code_does_not_revoke_the_owners_tokens(sec):
+    op, web, stranger = sec["op"], sec["web"], sec["stranger"]
+    email = unique("code-owner")
+    sec["cli"].add_user(email, OWNER_PASSWORD)
+    agent = UserAgent(op)
+    result = agent.sign_in(web, User("", email, OWNER_PASSWORD, None))
+    assert result.code, result.describe()
+    first = op.redeem(web, result)
+    assert first.status_code == 200, first.text
+    # The stranger (another registered client) replays the code it saw in a log or a Referer.
+    replay = op.redeem_code(stranger, result.code, result.code_verifier, redirect_uri=web.redirect_uri)
+    assert_oauth_error(replay, "invalid_grant", 400)
+    refreshed = op.refresh(web, first.json()["refresh_token"])
+    assert refreshed.status_code == 200, f"the owner's tokens must survive: {refreshed.text}"
