@@ -180,7 +180,12 @@ struct Clients: AsyncParsableCommand {
         @Flag(help: "A first-party client: no consent page.") var firstParty = false
         @Option(help: "A JWK or JWK Set file: the client authenticates with private_key_jwt.") var jwks: String?
         @Option(help: "An extra iss accepted in its client assertions (Sign in with Apple style: the team id).") var assertionIssuer: String?
+        @Option(help: ArgumentHelp("The longest lifetime its client assertions may have (default 5m; up to 182d).",
+                                   discussion: "Longer than 5m lets the client reuse one assertion without jti until it expires, as Sign in with Apple's client secret is used: opt in only for such clients."))
+        var assertionLifetime: String?
         @Flag(help: "Pairwise subject identifiers for this client.") var pairwise = false
+        @Flag(help: "An API that receives access tokens: it may introspect the tokens carrying its --scope values.")
+        var resourceServer = false
         @Option(help: "A domain email links may return to as continue_url (repeatable; redirect URI hosts are allowed too).")
         var linkDomain: [String] = []
         @Option(help: "An iOS app that opens email links: TEAMID.bundle.id (repeatable).") var iosApp: [String] = []
@@ -198,6 +203,7 @@ struct Clients: AsyncParsableCommand {
             registration.firstParty = firstParty
             registration.assertionIssuer = assertionIssuer
             registration.pairwise = pairwise
+            registration.resourceServer = resourceServer
             registration.appLinks.linkDomains = linkDomain
             registration.appLinks.appleAppIDs = iosApp
             do {
@@ -212,6 +218,7 @@ struct Clients: AsyncParsableCommand {
                         registration.appLinks.androidApps.append(.init(packageName: package, certificateFingerprints: [fingerprint]))
                     }
                 }
+                registration.assertionLifetime = try assertionLifetime.map { try ConfigurationLoader.duration($0, "--assertion-lifetime") }
                 if let jwks {
                     guard let data = FileManager.default.contents(atPath: jwks) else { throw ConfigurationError("cannot read \(jwks)") }
                     registration.jwks = try JWKSet.parse(data)
@@ -227,6 +234,7 @@ struct Clients: AsyncParsableCommand {
                         "subject_type": .string(client.subjectType.rawValue),
                     ]
                     if let secret { object["client_secret"] = .string(secret) }
+                    if let lifetime = client.assertionLifetime { object["assertion_lifetime"] = .int(lifetime) }
                     print(String(decoding: try CanonicalJSON.encode(object), as: UTF8.self))
                 } else {
                     print("client_id: \(client.id)")

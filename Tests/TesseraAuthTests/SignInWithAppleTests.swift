@@ -109,15 +109,17 @@ struct SignInWithAppleTests {
         }
     }
 
-    @Test("a wrong nonce, another app's token or an expired one is refused")
+    @Test("a replayed token and nonce, a token without nonce, a wrong nonce, another app's token or an expired one is refused")
     func refused() async throws {
         try await withApple { apple, live in
             let client = live.nativeClient()
             let nonce = AppleSignInNonce()
             // The stand-in is reachable and a good token works, so the refusals below are about the tokens.
-            _ = try await client.signInWithApple(AppleIDCredential(identityToken: try apple.identityToken(nonce: nonce.hashed),
-                                                                   authorizationCode: nil, rawNonce: nonce.raw))
-            for token in [try apple.identityToken(nonce: AppleSignInNonce().hashed), try apple.identityToken(audience: "com.other.app", nonce: nonce.hashed),
+            let good = try apple.identityToken(nonce: nonce.hashed)
+            _ = try await client.signInWithApple(AppleIDCredential(identityToken: good, authorizationCode: nil, rawNonce: nonce.raw))
+            // Also refused: the same token and nonce again (a replay), and a token without a nonce.
+            for token in [good, try apple.identityToken(nonce: nil),
+                          try apple.identityToken(nonce: AppleSignInNonce().hashed), try apple.identityToken(audience: "com.other.app", nonce: nonce.hashed),
                           try apple.identityToken(nonce: nonce.hashed, expiresIn: -600)] {
                 do {
                     _ = try await client.signInWithApple(AppleIDCredential(identityToken: token, authorizationCode: nil, rawNonce: nonce.raw))
@@ -126,6 +128,52 @@ struct SignInWithAppleTests {
                     #expect(failure.error == "invalid_grant" && !(failure.errorDescription ?? "").contains("network"), "\(failure)")
                 }
             }
+        }
+    }
+
+    @Test("an Apple notification is applied once, and only while it is recent")
+    func notifications() async throws {
+        try await withApple { apple, live in
+            let nonce = AppleSignInNonce()
+            let signedIn = try await live.nativeClient().signInWithApple(
+                AppleIDCredential(identityToken: try apple.identityToken(nonce: nonce.hashed), authorizationCode: nil, rawNonce: nonce.raw))
+            let refresh = try #require(signedIn.result.tokens.refreshToken)
+            func notify(_ type: String, issuedAt: Int64) async throws -> HTTPTransportResponse {
+                let event = String(decoding: try CanonicalJSON.encode(["type": JSONValue.string(type), "sub": .string(apple.subject)]), as: UTF8.self)
+                let payload = try JWT.sign(["iss": .string(apple.issuer), "aud": "com.example.web", "iat": .int(issuedAt),
+                                            "exp": .int(issuedAt + 86_400), "jti": .string(UUID().uuidString), "events": .string(event)],
+                                           with: apple.key)
+                return try await notifySend(payload)
+            }
+            func notifySend(_ payload: String) async throws -> HTTPTransportResponse {
+                try await live.transport.send(HTTPTransportRequest(
+                    method: "POST", url: live.issuer.appendingPathComponent("federation/apple/notifications"),
+                    headers: ["Content-Type": "application/json"], body: try CanonicalJSON.encode(["payload": JSONValue.string(payload)])))
+            }
+            /// Whether the refresh token still works (it is rotated each time).
+            let current = Mutex(refresh)
+            func refreshes() async throws -> Bool {
+                let answer = try await live.transport.send(HTTPTransportRequest(
+                    method: "POST", url: live.issuer.appendingPathComponent("oauth2/v2.0/token"),
+                    headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                    body: Data(FormEncoding.encode([("client_id", "cli"), ("grant_type", "refresh_token"),
+                                                    ("refresh_token", current.withLock { $0 })]).utf8)))
+                guard answer.status == 200, let body = try? JSONDecoder().decode([String: JSONValue].self, from: answer.body),
+                      let next = body["refresh_token"]?.stringValue else { return false }
+                current.withLock { $0 = next }
+                return true
+            }
+            let now = Int64(Date().timeIntervalSince1970)
+            #expect(try await notify("consent-revoked", issuedAt: now - 3600).status == 400, "an hour-old notification is refused")
+            #expect(try await refreshes(), "and changed nothing")
+            let event = String(decoding: try CanonicalJSON.encode(["type": JSONValue.string("email-disabled"), "sub": .string(apple.subject)]),
+                               as: UTF8.self)
+            let payload = try JWT.sign(["iss": .string(apple.issuer), "aud": "com.example.web", "iat": .int(now), "exp": .int(now + 86_400),
+                                        "events": .string(event)], with: apple.key)
+            #expect(try await notifySend(payload).status == 200)
+            #expect(try await notifySend(payload).status == 400, "the same notification again is a replay")
+            #expect(try await notify("consent-revoked", issuedAt: now).status == 200)
+            #expect(try await !refreshes(), "consent-revoked signed out")
         }
     }
 }

@@ -192,6 +192,7 @@ struct TokenTests {
             registration.id = "signed"
             registration.jwks = JWKSet(keys: [key.publicKey.jwk])
             registration.assertionIssuer = "TEAM123456"
+            registration.assertionLifetime = ClientAuthenticator.maxAssertionLifetime
             registration.grantTypes = ["client_credentials"]
             registration.scopes = ["api"]
             _ = try await provider.registerClient(registration)

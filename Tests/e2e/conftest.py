@@ -167,7 +167,7 @@ def registry(cli, callback, workdir):
                                               redirect_uris=[cb], first_party=True))
     reg.submit("apple", lambda: _key_client(cli, workdir, "Apple-style App", ec.generate_private_key(ec.SECP256R1()),
                                             "ABC123DEFG", redirect_uris=[cb], first_party=True,
-                                            assertion_issuer=APPLE_TEAM_ID))
+                                            assertion_issuer=APPLE_TEAM_ID, assertion_lifetime="15777000"))
     reg.submit("service", lambda: _secret_client(cli, "Backend Service", grant_types=["client_credentials"],
                                                  scopes=["api.read", "api.write"]))
     reg.submit("special", lambda: _secret_client(cli, "Special Characters", client_id="e2e.special-client_1",

@@ -183,7 +183,8 @@ class CLI:
     def add_client(self, name: str, *, redirect_uris: Iterable[str] = (), post_logout_redirect_uris: Iterable[str] = (),
                    client_id: str | None = None, public: bool = False, secret: str | None = None,
                    scopes: Iterable[str] = (), grant_types: Iterable[str] = (), first_party: bool = False,
-                   jwks_file: Path | None = None, assertion_issuer: str | None = None, pairwise: bool = False) -> dict:
+                   jwks_file: Path | None = None, assertion_issuer: str | None = None, assertion_lifetime: str | None = None,
+                   pairwise: bool = False, resource_server: bool = False) -> dict:
         args = ["clients", "add", "--name", name, "--json"]
         if client_id:
             args += ["--id", client_id]
@@ -205,8 +206,12 @@ class CLI:
             args += ["--jwks", str(jwks_file)]
         if assertion_issuer:
             args += ["--assertion-issuer", assertion_issuer]
+        if assertion_lifetime:
+            args += ["--assertion-lifetime", assertion_lifetime]
         if pairwise:
             args.append("--pairwise")
+        if resource_server:
+            args.append("--resource-server")
         return json.loads(self.run(*args))
 
     def add_user(self, email: str, password: str, name: str | None = None) -> dict:

@@ -80,7 +80,8 @@ def test_private_key_jwt_replayed_jti_is_refused(op, rsa_jwt_client):
     assert_oauth_error(probe(op, with_assertion(assertion)), "invalid_client")
 
 
-@pytest.mark.parametrize("case", ["unregistered key", "wrong aud", "expired", "wrong iss", "wrong sub", "no exp",
+@pytest.mark.parametrize("case", ["unregistered key", "wrong aud", "another endpoint as aud", "aud with a stranger",
+                                  "expired", "no jti", "lives too long", "wrong iss", "wrong sub", "no exp",
                                   "wrong assertion type", "garbage"])
 def test_bad_client_assertion_is_invalid_client(op, rsa_jwt_client, case):
     c = rsa_jwt_client
@@ -89,6 +90,16 @@ def test_bad_client_assertion_is_invalid_client(op, rsa_jwt_client, case):
         assertion = make_assertion(c, audience=aud, key=other_key("RSA"))
     elif case == "wrong aud":
         assertion = make_assertion(c, audience="https://other.example")
+    elif case == "another endpoint as aud":
+        # An assertion made for the revocation endpoint must not buy tokens.
+        assertion = make_assertion(c, audience=op.endpoint("revocation_endpoint"))
+    elif case == "aud with a stranger":
+        assertion = make_assertion(c, audience=["https://attacker.example", op.issuer])
+    elif case == "no jti":
+        # Without jti an assertion could be replayed until it expires.
+        assertion = make_assertion(c, audience=aud, jti=None)
+    elif case == "lives too long":
+        assertion = make_assertion(c, audience=aud, lifetime=180 * 86400)
     elif case == "expired":
         assertion = make_assertion(c, audience=aud, iat=int(time.time()) - 3600, lifetime=600)
     elif case == "wrong iss":

@@ -934,6 +934,20 @@ def test_native_sign_in_creates_then_finds_the_account(fed):
     assert fed.op.verify_id_token(body2["id_token"], client)["sub"] == claims["sub"]
 
 
+def test_native_exchange_needs_the_nonce_and_accepts_it_once(fed):
+    account = new_apple_account(fed, "native-nonce")
+    given = fed.apple.native_authorization(APPLE_APP, account, random_token(16))
+    # Without the raw nonce an identity token taken from a device could be exchanged by anyone.
+    data = {"grant_type": TOKEN_EXCHANGE, "client_id": NATIVE_CLIENT, "subject_token": given["identity_token"],
+            "subject_token_type": ID_TOKEN_TYPE, "upstream_provider": "apple", "scope": SCOPE}
+    missing = fed.op.http.post(fed.op.endpoint("token_endpoint"), data=data, timeout=60)
+    assert_oauth_error(missing, "invalid_request")
+    assert "nonce" in missing.json()["error_description"]
+    assert_tokens(exchange(fed, given))
+    # The same identity token and nonce, replayed, are refused.
+    assert_oauth_error(exchange(fed, given, user=None), "invalid_grant")
+
+
 @pytest.mark.parametrize("tamper", ["wrong nonce", "wrong aud", "expired", "unknown kid", "bad signature",
                                     "wrong issuer", "code of another user"])
 def test_native_tampered_identity_token_is_refused(fed, tamper):
@@ -1041,6 +1055,21 @@ def test_account_delete_removes_the_identity(fed):
             "the identity still leads to the old account"
     else:
         assert_oauth_error(again, "account_exists")
+
+
+def test_a_stale_or_replayed_notification_is_refused(fed):
+    account, tokens = native_user(fed, "notified-replayed")
+    apple = fed.apple
+    # An attacker who captured an old notification plays it back.
+    stale = apple.notification_payload(APPLE_WEB, "consent-revoked", account, now=int(time.time()) - 3600)
+    r = apple.notify(notifications_url(fed), stale)
+    assert r.status_code == 400 and "too old" in r.json()["error_description"], (r.status_code, r.text[:200])
+    assert fed.op.refresh(fed.clients["ios"], tokens["refresh_token"]).status_code == 200, "a stale notification was applied"
+    # A fresh one is applied once; the same one again is refused.
+    payload = apple.notification_payload(APPLE_WEB, "email-disabled", account)
+    assert apple.notify(notifications_url(fed), payload).status_code == 200
+    again = apple.notify(notifications_url(fed), payload)
+    assert again.status_code == 400 and "already applied" in again.json()["error_description"], (again.status_code, again.text)
 
 
 def test_email_enabled_and_disabled_are_accepted(fed):

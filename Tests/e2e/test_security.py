@@ -139,3 +139,33 @@ def test_a_stranger_replaying_a_used_code_does_not_revoke_the_owners_tokens(sec)
     assert_oauth_error(replay, "invalid_grant", 400)
     refreshed = op.refresh(web, first.json()["refresh_token"])
     assert refreshed.status_code == 200, f"the owner's tokens must survive: {refreshed.text}"
+
+
+# ---------------------------------------------------------------------------
+# Low 9: introspection tells a client only about the tokens it may see
+
+
+def test_a_client_cannot_introspect_another_clients_tokens(sec):
+    op, web, stranger, cli = sec["op"], sec["web"], sec["stranger"], sec["cli"]
+    email = unique("introspected")
+    cli.add_user(email, OWNER_PASSWORD)
+    tokens = UserAgent(op).tokens(web, User("", email, OWNER_PASSWORD, None))
+    assert op.introspect(web, tokens["access_token"]).json()["active"] is True
+    for token in (tokens["access_token"], tokens["refresh_token"]):
+        answer = op.introspect(stranger, token)
+        assert answer.status_code == 200 and answer.json() == {"active": False}, answer.text
+
+
+def test_a_resource_server_introspects_only_tokens_carrying_its_scopes(sec):
+    op, cli = sec["op"], sec["cli"]
+    api = cli.add_client("Orders API", grant_types=["client_credentials"], scopes=["orders.read"], resource_server=True,
+                         secret="orders-api-secret-0123456789-abcdefghijkl")
+    service = cli.add_client("Orders Caller", grant_types=["client_credentials"], scopes=["orders.read", "billing.read"],
+                             secret="orders-caller-secret-0123456789-abcdefgh")
+    api_client = Client(api["client_id"], "orders-api-secret-0123456789-abcdefghijkl", [], api)
+    caller = Client(service["client_id"], "orders-caller-secret-0123456789-abcdefgh", [], service)
+    orders = op.post("token_endpoint", {"grant_type": "client_credentials", "scope": "orders.read"}, client=caller).json()
+    billing = op.post("token_endpoint", {"grant_type": "client_credentials", "scope": "billing.read"}, client=caller).json()
+    seen = op.introspect(api_client, orders["access_token"]).json()
+    assert seen["active"] is True and seen["client_id"] == caller.client_id and seen["scope"] == "orders.read", seen
+    assert op.introspect(api_client, billing["access_token"]).json() == {"active": False}

@@ -136,7 +136,7 @@ public struct ConfigurationLoader {
     }
 
     /// Seconds, or a number with a unit: `90s`, `15m`, `12h`, `30d`.
-    static func duration(_ value: String, _ name: String) throws -> Int64 {
+    public static func duration(_ value: String, _ name: String) throws -> Int64 {
         let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
         if let last = value.last, let unit = units[last], let number = Int64(value.dropLast()), number > 0 { return number * unit }
         if let number = Int64(value), number > 0 { return number }

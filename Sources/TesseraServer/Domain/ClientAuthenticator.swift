@@ -17,10 +17,17 @@ public struct BasicCredentials: Sendable {
 public struct ClientAuthenticator: Sendable {
     let clients: any ClientStore
     let grants: any GrantStore
-    /// Audiences a client assertion may name: the issuer and the endpoint URLs.
+    /// What a client assertion's `aud` may be: the issuer or the token endpoint URL, and
+    /// nothing else (an assertion made for another server or endpoint is not for us).
     let audiences: Set<String>
     let clock: WallClock
-    /// The longest lifetime accepted for an assertion without `jti` (Apple allows six months).
+    /// How long after its `iat` an assertion is accepted: five minutes, unless the client was
+    /// registered with a longer window (``Client/assertionLifetime``).
+    static let defaultAssertionLifetime: Int64 = 300
+    /// The longest `exp` − `iat` an assertion may claim within a five-minute window: common
+    /// client libraries (Authlib, for one) write an hour; the window still bounds its use.
+    static let toleratedExpiry: Int64 = 3600
+    /// The longest lifetime a client may be registered with: Sign in with Apple's six months.
     static let maxAssertionLifetime: Int64 = 15_777_000
     static let clockSkew: Int64 = 60
 
@@ -97,8 +104,8 @@ public struct ClientAuthenticator: Sendable {
         guard let issuer = jwt.issuer, issuer == client.id || issuer == client.assertionIssuer else {
             throw OAuthError.invalidClient("The client assertion has the wrong iss.")
         }
-        guard jwt.audience.contains(where: audiences.contains) else {
-            throw OAuthError.invalidClient("The client assertion's aud must name this provider.")
+        guard !jwt.audience.isEmpty, jwt.audience.allSatisfy(audiences.contains) else {
+            throw OAuthError.invalidClient("The client assertion's aud must be this provider's issuer or token endpoint URL, and nothing else.")
         }
         let now = clock.now()
         guard let expiry = jwt.expiresAt, expiry + Self.clockSkew > now else {
@@ -110,15 +117,26 @@ public struct ClientAuthenticator: Sendable {
         if let issuedAt = jwt.issuedAt, issuedAt - Self.clockSkew > now {
             throw OAuthError.invalidClient("The client assertion was issued in the future.")
         }
+        // RFC 7523 §3: an assertion is short-lived and used once. It is accepted only within
+        // the client's window after iat (five minutes by default). A client registered with a
+        // longer window (Sign in with Apple's client secret) may reuse one without jti.
+        let window = client.assertionLifetime ?? Self.defaultAssertionLifetime
+        let issuedAt = jwt.issuedAt ?? now
+        guard expiry - issuedAt <= max(window, Self.toleratedExpiry) else {
+            throw OAuthError.invalidClient("The client assertion lives too long: exp may be at most \(max(window, Self.toleratedExpiry)) s after iat.")
+        }
+        guard now - issuedAt <= window + Self.clockSkew else {
+            throw OAuthError.invalidClient("The client assertion is too old: it is accepted for \(window) s after its iat; make a new one for each request.")
+        }
         if let jti = jwt.jwtID {
-            guard try await grants.recordAssertion(clientID: client.id, jti: jti, expiresAt: expiry + Self.clockSkew, now: now) else {
+            let useless = min(expiry, issuedAt + window) + Self.clockSkew
+            guard try await grants.recordAssertion(clientID: client.id, jti: jti, expiresAt: useless, now: now) else {
                 throw OAuthError.invalidClient("The client assertion was used before.")
             }
-        } else {
-            // Without jti (Sign in with Apple's client_secret shape), replay is bounded by a capped lifetime.
-            guard let issuedAt = jwt.issuedAt, expiry - issuedAt <= Self.maxAssertionLifetime else {
-                throw OAuthError.invalidClient("A client assertion without jti needs iat and a lifetime of at most six months.")
-            }
+        } else if window <= Self.defaultAssertionLifetime {
+            throw OAuthError.invalidClient("The client assertion has no jti: each assertion must carry a unique jti and is accepted once.")
+        } else if jwt.issuedAt == nil {
+            throw OAuthError.invalidClient("A reusable client assertion (without jti) needs iat.")
         }
         return client
     }

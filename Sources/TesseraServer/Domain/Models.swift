@@ -34,12 +34,25 @@ public struct Client: Sendable, Equatable {
     public var jwks: JWKSet?
     /// An extra `iss` accepted in client assertions: Sign in with Apple puts the team id there.
     public var assertionIssuer: String?
+    /// The longest lifetime (`exp` − `iat`, seconds) this client's assertions may have, when
+    /// registered longer than ``ClientAuthenticator/defaultAssertionLifetime`` (Sign in with
+    /// Apple's client-secret shape: up to six months, reused, without `jti`). nil: the default.
+    public var assertionLifetime: Int64?
+    /// An API that receives access tokens: it may introspect the tokens that carry one of its
+    /// own scopes (those outside the claim catalogue), whichever client they were issued to.
+    public var resourceServer = false
     public var subjectType: SubjectType
     public var createdAt: Int64
     /// Where email links may send users back, and the apps that open them.
     public var appLinks = ClientAppLinks()
 
     public var isPublic: Bool { authMethod == .none }
+
+    /// The scopes this client serves as a resource server: its scopes that are not the
+    /// provider's own (OpenID and claim scopes are for userinfo, which the issuer serves).
+    public var servedScopes: ScopeSet {
+        resourceServer ? ScopeSet(scopes.values.filter { ScopeCatalogue.definition($0) == nil }) : ScopeSet([String]())
+    }
 
     /// Whether `uri` is one of the client's redirect URIs: compared as exact strings, except
     /// that a public client's loopback IP redirect matches on any port, since a native app
@@ -60,11 +73,12 @@ public struct Client: Sendable, Equatable {
     public init(id: String, name: String, secretHash: String? = nil, authMethod: ClientAuthMethod,
                 redirectURIs: [String], postLogoutRedirectURIs: [String] = [], grantTypes: [String],
                 scopes: ScopeSet, firstParty: Bool = false, jwks: JWKSet? = nil, assertionIssuer: String? = nil,
-                subjectType: SubjectType = .public, createdAt: Int64) {
+                assertionLifetime: Int64? = nil, subjectType: SubjectType = .public, createdAt: Int64) {
         self.id = id; self.name = name; self.secretHash = secretHash; self.authMethod = authMethod
         self.redirectURIs = redirectURIs; self.postLogoutRedirectURIs = postLogoutRedirectURIs
         self.grantTypes = grantTypes; self.scopes = scopes; self.firstParty = firstParty; self.jwks = jwks
-        self.assertionIssuer = assertionIssuer; self.subjectType = subjectType; self.createdAt = createdAt
+        self.assertionIssuer = assertionIssuer; self.assertionLifetime = assertionLifetime; self.subjectType = subjectType
+        self.createdAt = createdAt
     }
 }
 

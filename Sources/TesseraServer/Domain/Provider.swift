@@ -16,6 +16,7 @@ public final class Provider: Sendable {
     let authorizer: Authorizer
     let clientAuthenticator: ClientAuthenticator
     let accessTokens: AccessTokenValidator
+    let tokenIntrospection: TokenIntrospection
     let grants: TokenEndpointGrants
     let passwordSignIn: PasswordSignIn
     let pages: PageRenderer
@@ -68,9 +69,10 @@ public final class Provider: Sendable {
                                 codeLifetime: configuration.authorizationCodeLifetime,
                                 interactionLifetime: configuration.interactionLifetime)
         let issuer = configuration.issuerURL
-        let endpoints = Endpoint.all.map { issuer + $0.path }
-        clientAuthenticator = ClientAuthenticator(clients: store, grants: store, audiences: Set([issuer] + endpoints), clock: clock)
+        clientAuthenticator = ClientAuthenticator(clients: store, grants: store, audiences: [issuer, issuer + Endpoint.token.path], clock: clock)
         accessTokens = AccessTokenValidator(issuer: issuer, keys: keys, grants: store, clock: clock)
+        tokenIntrospection = TokenIntrospection(issuer: issuer, grants: store, accessTokens: accessTokens,
+                                                tokenIssuer: tokenIssuer, clock: clock)
         let userTokens = UserGrantTokens(issuer: tokenIssuer, users: store)
         passwordSignIn = PasswordSignIn(
             users: store, passwords: passwords,
@@ -138,7 +140,11 @@ public final class Provider: Sendable {
         public var firstParty = false
         public var jwks: JWKSet?
         public var assertionIssuer: String?
+        /// Seconds; set only to accept long-lived, reusable assertions (Sign in with Apple's shape).
+        public var assertionLifetime: Int64?
         public var pairwise = false
+        /// An API that may introspect tokens carrying its (non-catalogue) scopes.
+        public var resourceServer = false
         /// Email-link settings: continue-URL domains, iOS and Android apps.
         public var appLinks = ClientAppLinks()
         public init(name: String, redirectURIs: [String]) {
@@ -159,10 +165,11 @@ public final class Provider: Sendable {
             id: registration.id ?? SecureRandom.token(bytes: 16), name: registration.name, secretHash: secret.map(ClientSecretHash.make),
             authMethod: authMethod, redirectURIs: registration.redirectURIs, postLogoutRedirectURIs: registration.postLogoutRedirectURIs,
             grantTypes: registration.grantTypes, scopes: ScopeSet(registration.scopes), firstParty: registration.firstParty,
-            jwks: registration.jwks, assertionIssuer: registration.assertionIssuer,
+            jwks: registration.jwks, assertionIssuer: registration.assertionIssuer, assertionLifetime: registration.assertionLifetime,
             subjectType: registration.pairwise ? .pairwise : .public, createdAt: clock.now())
         var registered = client
         registered.appLinks = registration.appLinks
+        registered.resourceServer = registration.resourceServer
         try await store.insert(registered)
         return (registered, secret)
     }
@@ -217,6 +224,12 @@ public final class Provider: Sendable {
                 throw ConfigurationError("'\(uri)': a custom scheme must be a reverse domain name such as com.example.app (RFC 8252 §7.1)")
             }
         }
+        if registration.resourceServer {
+            guard !registration.isPublic else { throw ConfigurationError("a --resource-server authenticates to introspect: it can't be --public") }
+            guard registration.scopes.contains(where: { ScopeCatalogue.definition($0) == nil }) else {
+                throw ConfigurationError("a --resource-server needs the --scope values it serves (e.g. --scope api.read)")
+            }
+        }
         if registration.isPublic {
             if registration.secret != nil { throw ConfigurationError("a --public client has no secret") }
             if registration.grantTypes.contains(GrantType.clientCredentials) {
@@ -232,6 +245,12 @@ public final class Provider: Sendable {
         }
         for key in registration.jwks?.keys ?? [] {
             _ = try JWSVerificationKey(jwk: key)
+        }
+        if let lifetime = registration.assertionLifetime {
+            guard registration.jwks != nil else { throw ConfigurationError("--assertion-lifetime is for clients that authenticate with --jwks") }
+            guard (ClientAuthenticator.defaultAssertionLifetime...ClientAuthenticator.maxAssertionLifetime).contains(lifetime) else {
+                throw ConfigurationError("--assertion-lifetime must be between 5m and 182d (Sign in with Apple's six months)")
+            }
         }
     }
 

@@ -228,44 +228,15 @@ struct FederationEndpoints {
         }
         guard let body = try? JSONDecoder().decode([String: JSONValue].self, from: Data(buffer: buffer)),
               let payload = body["payload"]?.stringValue else { return refuse("the body must be {\"payload\": JWS}") }
-        for upstream in federation.ordered where upstream.isApple {
-            guard let jwt = try? await upstream.web.verifySignature(payload) else { continue }
-            let audiences = Set([upstream.settings.clientID] + upstream.settings.nativeClientIDs)
-            guard jwt.issuer == (try await upstream.web.discover().issuer), !audiences.isDisjoint(with: jwt.audience) else {
-                return refuse("the notification is not from Apple for this service")
-            }
-            if let expiry = jwt.expiresAt, expiry < provider.clock.now() { return refuse("the notification has expired") }
-            guard let events = jwt.claims["events"].flatMap(Self.events), let type = events["type"]?.stringValue,
-                  let subject = events["sub"]?.stringValue else { return refuse("the notification has no events") }
-            try await handle(type: type, subject: subject, upstream: upstream)
+        do {
+            try await federation.appleNotification(payload: payload)
             return Response(status: .ok)
+        } catch .malformed(let why), .notFromApple(let why) {
+            return refuse(why)
+        } catch .stale {
+            return refuse("the notification is too old (iat more than \(Federation.notificationMaxAge) s ago) or has expired")
+        } catch .replayed {
+            return refuse("the notification was already applied")
         }
-        return refuse("the notification's signature does not verify with Apple's keys")
-    }
-
-    /// `events` is a JSON string in Apple's notifications (an object in some examples).
-    static func events(_ value: JSONValue) -> [String: JSONValue]? {
-        if let object = value.objectValue { return object }
-        guard let text = value.stringValue else { return nil }
-        return try? JSONDecoder().decode([String: JSONValue].self, from: Data(text.utf8))
-    }
-
-    func handle(type: String, subject: String, upstream: Upstream) async throws {
-        guard let identity = try await provider.store.identity(providerID: upstream.id, subject: subject) else { return }
-        let now = provider.clock.now()
-        switch type {
-        case "consent-revoked", "account-delete":
-            // The user stopped using their Apple ID with this app (or deleted it): unlink, and sign them out everywhere.
-            try await provider.store.transaction { tx in
-                try await tx.removeIdentity(providerID: upstream.id, subject: subject)
-                try await AccountRules.signOutEverywhere(userID: identity.userID, now: now, in: tx)
-            }
-        case "email-disabled", "email-enabled":
-            // The relay forwards mail again or not; the address itself doesn't change.
-            break
-        default:
-            provider.logger.info("unknown Apple notification type", metadata: ["type": "\(type)"])
-        }
-        provider.logger.info("Apple notification", metadata: ["type": "\(type)", "user": "\(identity.userID)"])
     }
 }

@@ -42,10 +42,13 @@ struct UpstreamTokenExchangeGrant: TokenGrant {
             }
             linkUserID = userID
         }
+        guard let rawNonce = parameters["nonce"], !rawNonce.isEmpty else {
+            throw OAuthError.invalidRequest("nonce is required: the raw nonce whose SHA-256 the app put in its Sign in with Apple request.")
+        }
         let outcome: Federation.Outcome
         do {
             outcome = try await federation.nativeApple(upstream, identityToken: subjectToken, authorizationCode: parameters["authorization_code"],
-                                                       rawNonce: parameters["nonce"], user: parameters["user"], linkUserID: linkUserID)
+                                                       rawNonce: rawNonce, user: parameters["user"], linkUserID: linkUserID)
         } catch .identityInUse {
             throw OAuthError.invalidGrant("This Apple ID is already connected to another account.")
         } catch .invalidResponse(let why) {

@@ -34,9 +34,10 @@ extension SQLStore: ClientStore {
                 grantTypes: try row.json("grant_types", as: [String].self),
                 scopes: ScopeSet(parsing: try row.string("scopes")), firstParty: try row.bool("first_party"),
                 jwks: try row.optionalString("jwks").map { try JWKSet.parse(Data($0.utf8)) },
-                assertionIssuer: try row.optionalString("assertion_issuer"),
+                assertionIssuer: try row.optionalString("assertion_issuer"), assertionLifetime: try row.optionalInt("assertion_lifetime"),
                 subjectType: SubjectType(rawValue: try row.string("subject_type")) ?? .public,
                 createdAt: try row.int("created_at"))
+            client.resourceServer = try row.bool("resource_server")
             if let links = try row.optionalString("app_links") {
                 client.appLinks = try JSONDecoder().decode(ClientAppLinks.self, from: Data(links.utf8))
             }
@@ -60,11 +61,13 @@ extension SQLStore: ClientStore {
             try await database.withDatabase { db in
                 try await db.raw("""
                     INSERT INTO clients (id, name, secret_hash, auth_method, redirect_uris, post_logout_redirect_uris,
-                        grant_types, scopes, first_party, jwks, assertion_issuer, subject_type, created_at, app_links)
+                        grant_types, scopes, first_party, jwks, assertion_issuer, assertion_lifetime, subject_type, created_at, app_links,
+                        resource_server)
                     VALUES (\(bind: client.id), \(bind: client.name), \(bind: client.secretHash), \(bind: client.authMethod.rawValue),
                         \(bind: redirects), \(bind: logouts), \(bind: grants), \(bind: client.scopes.description),
-                        \(bind: client.firstParty), \(bind: jwks), \(bind: client.assertionIssuer),
-                        \(bind: client.subjectType.rawValue), \(bind: client.createdAt), \(bind: appLinks))
+                        \(bind: client.firstParty), \(bind: jwks), \(bind: client.assertionIssuer), \(bind: client.assertionLifetime),
+                        \(bind: client.subjectType.rawValue), \(bind: client.createdAt), \(bind: appLinks),
+                        \(bind: client.resourceServer))
                     """).run()
             }
         } catch where isUniqueViolation(error) {

@@ -210,6 +210,7 @@ extension SQLStore: GrantStore {
     public func recordAssertion(clientID: String, jti: String, expiresAt: Int64, now: Int64) async throws -> Bool {
         try await database.transaction { db in
             try await db.raw("DELETE FROM client_assertions WHERE expires_at < \(bind: now)").run()
+            try await db.raw("DELETE FROM used_once WHERE expires_at < \(bind: now)").run()
             let inserted = try await db.raw("""
                 INSERT INTO client_assertions (client_id, jti, expires_at) VALUES (\(bind: clientID), \(bind: jti), \(bind: expiresAt))
                 ON CONFLICT (client_id, jti) DO NOTHING RETURNING jti

@@ -259,6 +259,27 @@ enum Migrations {
         Migration(version: 7, name: "upstream_request_browser", statements: [
             "ALTER TABLE upstream_requests ADD COLUMN browser_hash TEXT",
         ]),
+        // The longest client-assertion lifetime a client may use (default: five minutes). Clients
+        // registered Sign-in-with-Apple style before keep the six months they were accepted with.
+        Migration(version: 8, name: "assertion_lifetime", statements: [
+            "ALTER TABLE clients ADD COLUMN assertion_lifetime BIGINT",
+            "UPDATE clients SET assertion_lifetime = 15777000 WHERE assertion_issuer IS NOT NULL",
+        ]),
+        // Things accepted once, remembered until they could no longer be accepted anyway:
+        // Sign in with Apple's nonces, Apple's notifications.
+        Migration(version: 9, name: "used_once", statements: [
+            """
+            CREATE TABLE used_once (
+                kind TEXT NOT NULL,
+                id_hash TEXT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                PRIMARY KEY (kind, id_hash))
+            """,
+        ]),
+        // Clients that are APIs: they may introspect tokens carrying their scopes.
+        Migration(version: 10, name: "resource_server", statements: [
+            "ALTER TABLE clients ADD COLUMN resource_server BOOLEAN NOT NULL DEFAULT FALSE",
+        ]),
     ]
 
     /// Brings the schema up to date; safe to call from several processes at once.

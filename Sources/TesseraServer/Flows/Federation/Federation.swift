@@ -18,14 +18,14 @@ struct Federation: Sendable {
     let upstreams: [String: Upstream]
     /// In configuration order, for the buttons.
     let ordered: [Upstream]
-    let store: any IdentityStore & UserStore & StoreTransactions
+    let store: any IdentityStore & UserStore & UsedOnceStore & StoreTransactions
     let secretBox: SecretBox?
     let clock: WallClock
     let logger: Logger
     /// How long a request to an upstream and a pending link last.
     let requestLifetime: Int64 = 600
 
-    init(settings: [UpstreamProviderSettings], issuer: String, store: any IdentityStore & UserStore & StoreTransactions, secretBox: SecretBox?,
+    init(settings: [UpstreamProviderSettings], issuer: String, store: any IdentityStore & UserStore & UsedOnceStore & StoreTransactions, secretBox: SecretBox?,
          clock: WallClock, logger: Logger) throws {
         ordered = try settings.map { try Upstream($0, issuer: issuer, clock: clock) }
         upstreams = Dictionary(uniqueKeysWithValues: ordered.map { ($0.id, $0) })
@@ -175,18 +175,27 @@ struct Federation: Sendable {
     /// An iOS app's Sign in with Apple result: the identity token (checked with the SHA-256 of
     /// the raw nonce, as Apple puts it), the authorization code (redeemed for Apple's refresh
     /// token) and the name Apple gives the app the first time.
-    func nativeApple(_ upstream: Upstream, identityToken: String, authorizationCode: String?, rawNonce: String?, user: String?,
+    ///
+    /// The nonce is required, and each one is accepted once: an identity token taken from a
+    /// device (with its nonce) can't be exchanged again, and one from a request without a
+    /// nonce can't be exchanged at all.
+    func nativeApple(_ upstream: Upstream, identityToken: String, authorizationCode: String?, rawNonce: String, user: String?,
                      linkUserID: String?) async throws(Failure) -> Outcome {
         do {
             guard let audience = (try? JWT(parsing: identityToken))?.audience.first, let client = upstream.native[audience] else {
                 throw Failure.invalidResponse("the identity token is not for one of the configured apps (native_client_ids)")
             }
-            let nonce = rawNonce.map { Base64URL.hex(SHA256.hash(data: Data($0.utf8))) }
+            let nonce = Base64URL.hex(SHA256.hash(data: Data(rawNonce.utf8)))
             let idToken: IDToken
             do { idToken = try await client.validateIDToken(identityToken, nonce: nonce) } catch {
                 throw Failure.invalidResponse("the identity token is not valid: \(error)")
             }
-            if rawNonce == nil, idToken.nonce != nil { throw Failure.invalidResponse("the identity token has a nonce: send the raw nonce") }
+            let now = clock.now()
+            guard try await store.recordFirstUse(kind: "apple-nonce:" + upstream.id, idHash: tokenHash(nonce),
+                                                 expiresAt: max(idToken.expiresAt.map { Int64($0.timeIntervalSince1970) } ?? now, now) + 300,
+                                                 now: now) else {
+                throw Failure.invalidResponse("this identity token and nonce were exchanged before")
+            }
             var refreshToken: String?
             if let authorizationCode {
                 do {
@@ -210,6 +219,80 @@ struct Federation: Sendable {
             logger.error("native Sign in with Apple failed", metadata: ["error": "\(error)"])
             throw Failure.invalidResponse("\(error)")
         }
+    }
+
+    // MARK: Sign in with Apple server-to-server notifications
+
+    enum NotificationFailure: Error, Equatable {
+        case malformed(String)
+        case notFromApple(String)
+        case stale
+        case replayed
+    }
+
+    /// How old an Apple notification may be (its `iat`): older ones are refused, so a captured
+    /// one can't be played back later.
+    static let notificationMaxAge: Int64 = 600
+
+    /// Applies a notification Apple sent about a user's Apple ID with one of the configured
+    /// services (`{"payload": JWS}`): verified against Apple's keys, for one of our client ids,
+    /// recent, and applied once (by its `jti`, else the payload's hash). `consent-revoked` and
+    /// `account-delete` unlink the identity and sign the account out everywhere.
+    func appleNotification(payload: String) async throws(NotificationFailure) {
+        do {
+            for upstream in ordered where upstream.isApple {
+                guard let jwt = try? await upstream.web.verifySignature(payload) else { continue }
+                let audiences = Set([upstream.settings.clientID] + upstream.settings.nativeClientIDs)
+                guard jwt.issuer == (try await upstream.web.discover().issuer), !audiences.isDisjoint(with: jwt.audience) else {
+                    throw NotificationFailure.notFromApple("the notification is not from Apple for this service")
+                }
+                let now = clock.now()
+                if let expiry = jwt.expiresAt, expiry < now { throw NotificationFailure.stale }
+                guard let issuedAt = jwt.issuedAt, issuedAt <= now + 60, now - issuedAt <= Self.notificationMaxAge else {
+                    throw NotificationFailure.stale
+                }
+                guard let events = jwt.claims["events"].flatMap(Self.events), let type = events["type"]?.stringValue,
+                      let subject = events["sub"]?.stringValue else { throw NotificationFailure.malformed("the notification has no events") }
+                let id = jwt.jwtID ?? payload
+                guard try await store.recordFirstUse(kind: "apple-notification:" + upstream.id, idHash: tokenHash(id),
+                                                     expiresAt: issuedAt + Self.notificationMaxAge + 60, now: now) else {
+                    throw NotificationFailure.replayed
+                }
+                try await apply(notification: type, subject: subject, upstream: upstream, now: now)
+                return
+            }
+            throw NotificationFailure.notFromApple("the notification's signature does not verify with Apple's keys")
+        } catch let failure as NotificationFailure {
+            throw failure
+        } catch {
+            logger.error("Apple notification failed", metadata: ["error": "\(error)"])
+            throw NotificationFailure.notFromApple("the notification could not be checked against Apple's keys")
+        }
+    }
+
+    /// `events` is a JSON string in Apple's notifications (an object in some examples).
+    static func events(_ value: JSONValue) -> [String: JSONValue]? {
+        if let object = value.objectValue { return object }
+        guard let text = value.stringValue else { return nil }
+        return try? JSONDecoder().decode([String: JSONValue].self, from: Data(text.utf8))
+    }
+
+    func apply(notification type: String, subject: String, upstream: Upstream, now: Int64) async throws {
+        guard let identity = try await store.identity(providerID: upstream.id, subject: subject) else { return }
+        switch type {
+        case "consent-revoked", "account-delete":
+            // The user stopped using their Apple ID with this app (or deleted it): unlink, and sign them out everywhere.
+            try await store.transaction { tx in
+                try await tx.removeIdentity(providerID: upstream.id, subject: subject)
+                try await AccountRules.signOutEverywhere(userID: identity.userID, now: now, in: tx)
+            }
+        case "email-disabled", "email-enabled":
+            // The relay forwards mail again or not; the address itself doesn't change.
+            break
+        default:
+            logger.info("unknown Apple notification type", metadata: ["type": "\(type)"])
+        }
+        logger.info("Apple notification", metadata: ["type": "\(type)", "user": "\(identity.userID)"])
     }
 
     // MARK: Accounts

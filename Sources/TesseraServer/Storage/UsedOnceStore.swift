@@ -1,0 +1,19 @@
+import SQLKit
+
+/// Values the provider accepts once (a nonce, a notification), recorded by their hash until
+/// they would be refused anyway (expired): a second use is a replay.
+public protocol UsedOnceStore: Sendable {
+    /// Records the first use of `idHash` of `kind`; false when it was used before.
+    func recordFirstUse(kind: String, idHash: String, expiresAt: Int64, now: Int64) async throws -> Bool
+}
+
+extension SQLStore: UsedOnceStore {
+    public func recordFirstUse(kind: String, idHash: String, expiresAt: Int64, now: Int64) async throws -> Bool {
+        try await database.withDatabase { db in
+            try await db.raw("""
+                INSERT INTO used_once (kind, id_hash, expires_at) VALUES (\(bind: kind), \(bind: idHash), \(bind: expiresAt))
+                ON CONFLICT (kind, id_hash) DO NOTHING RETURNING id_hash
+                """).first() != nil
+        }
+    }
+}
