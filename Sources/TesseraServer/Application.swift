@@ -11,6 +11,7 @@ public func buildApplication(provider: Provider, onRunning: @escaping @Sendable 
     let configuration = provider.configuration
     return Application(
         router: try buildRouter(provider: provider),
+        server: configuration.connectionLimits.server,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
         // Shut down in reverse order: mail delivery stops before maintenance closes the database.
         services: [MaintenanceService(provider: provider), MailDeliveryService(delivery: provider.mailDelivery)],

@@ -59,6 +59,7 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Development conveniences (never on by default).") var dev = false
     @Flag(help: "Implies --dev; creates a demo client and user and prints an authorization URL.") var demo = false
     @OptionGroup(title: "Native sign-in API and email links") var native: NativeAuthOptions
+    @OptionGroup(title: "Protection") var protection: ProtectionOptions
 
     func run() async throws {
         var flags = storage.flags
@@ -72,6 +73,7 @@ struct Serve: AsyncParsableCommand {
         if dev { flags["dev"] = "true" }
         if demo { flags["demo"] = "true" }
         flags.merge(native.flags) { _, new in new }
+        flags.merge(protection.flags) { _, new in new }
 
         let configuration: ServerConfiguration
         let provider: Provider
@@ -122,6 +124,23 @@ struct NativeAuthOptions: ParsableArguments {
         flags["signup-attributes"] = signupAttributes
         flags["email-link-lifetime"] = emailLinkLifetime
         flags["upstream-providers"] = upstreamProviders
+        return flags
+    }
+}
+
+/// Connection limits, throttles and what the server trusts (docs/security.md).
+struct ProtectionOptions: ParsableArguments {
+    @Option(help: "Close a connection idle this long (default 30s).") var idleTimeout: String?
+    @Option(help: "A request head must arrive within this long of its first byte (default 10s).") var requestHeadTimeout: String?
+    @Option(help: "Largest request head in bytes (default 16384).") var maxHeaderBytes: Int?
+    @Option(help: "Most header fields in a request (default 100).") var maxHeaderCount: Int?
+
+    var flags: [String: String] {
+        var flags: [String: String] = [:]
+        flags["idle-timeout"] = idleTimeout
+        flags["request-head-timeout"] = requestHeadTimeout
+        flags["max-header-bytes"] = maxHeaderBytes.map(String.init)
+        flags["max-header-count"] = maxHeaderCount.map(String.init)
         return flags
     }
 }

@@ -169,3 +169,63 @@ def test_a_resource_server_introspects_only_tokens_carrying_its_scopes(sec):
     seen = op.introspect(api_client, orders["access_token"]).json()
     assert seen["active"] is True and seen["client_id"] == caller.client_id and seen["scope"] == "orders.read", seen
     assert op.introspect(api_client, billing["access_token"]).json() == {"active": False}
+
+
+# ---------------------------------------------------------------------------
+# Medium 4: connections that send nothing, or a header line now and then, are closed
+
+
+def test_slow_and_silent_connections_are_closed(binary, workdir):
+    import socket
+    import threading
+    import time
+
+    server = TesseraServer(binary, workdir / "timeouts.sqlite", workdir, name="timeouts",
+                           env={"TESSERA_REQUEST_HEAD_TIMEOUT": "2s", "TESSERA_IDLE_TIMEOUT": "4s"}).start()
+    try:
+        def connect() -> socket.socket:
+            s = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+            return s
+
+        slow = [connect() for _ in range(25)]
+        silent = [connect() for _ in range(25)]
+        for s in slow:
+            s.sendall(b"GET /health HTTP/1.1\r\nHost: attacker\r\n")
+        stop = threading.Event()
+
+        def dribble():
+            while not stop.wait(0.5):
+                for s in slow:
+                    try:
+                        s.sendall(b"X-Slowloris: 1\r\n")
+                    except OSError:
+                        pass
+        threading.Thread(target=dribble, daemon=True).start()
+        started = time.monotonic()
+
+        def closed_after(s: socket.socket) -> tuple[float, bytes]:
+            data = b""
+            try:
+                while chunk := s.recv(4096):
+                    data += chunk
+            except OSError:
+                pass
+            return time.monotonic() - started, data
+
+        slow_results = [closed_after(s) for s in slow]
+        silent_results = [closed_after(s) for s in silent]
+        stop.set()
+        assert all(after < 10 and data.startswith(b"HTTP/1.1 408") for after, data in slow_results), slow_results[:3]
+        assert all(after < 10 and data == b"" for after, data in silent_results), silent_results[:3]
+        # The server still answers everyone else.
+        assert requests.get(server.issuer + "/health", timeout=5).status_code == 200
+    finally:
+        server.stop()
+
+
+def test_a_request_head_with_too_many_or_too_large_headers_is_refused(sec):
+    issuer = sec["server"].issuer
+    many = requests.get(issuer + "/health", headers={f"X-H{i}": "1" for i in range(150)}, timeout=10)
+    assert many.status_code == 400
+    large = requests.get(issuer + "/health", headers={"X-Large": "a" * 20_000}, timeout=10)
+    assert large.status_code == 400

@@ -29,6 +29,8 @@ public struct ServerConfiguration: Sendable {
     public var demo = false
     /// Native API answers don't reveal whether an account exists.
     public var enumerationProtection = true
+    /// Connection timeouts and request-head size limits.
+    public var connectionLimits = ConnectionLimits()
 
     public var accessTokenLifetime: Int64 = 900
     public var idTokenLifetime: Int64 = 3600
@@ -84,6 +86,7 @@ public struct ServerConfiguration: Sendable {
             throw ConfigurationError("the \(name) lifetime must be positive")
         }
         try nativeAuth.validate()
+        try connectionLimits.validate()
     }
 }
 

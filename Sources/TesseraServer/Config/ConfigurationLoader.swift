@@ -15,6 +15,7 @@ public struct ConfigurationLoader {
         "login-failures-per-account", "login-failures-per-address",
         "otp-length", "otp-lifetime", "otp-max-attempts", "otp-resend-interval", "otp-per-email-per-hour", "otp-per-address-per-hour",
         "continuation-token-lifetime", "signup-password", "signup-attributes", "email-link-lifetime", "upstream-providers",
+        "idle-timeout", "request-head-timeout", "max-header-bytes", "max-header-count",
     ]
 
     var values: [String: String] = [:]
@@ -93,6 +94,12 @@ public struct ConfigurationLoader {
         }
         if let value = self["session-lifetime"] { configuration.sessionLifetime = try Self.duration(value, "session-lifetime") }
         try readNativeAuth(into: &configuration.nativeAuth)
+        if let value = self["idle-timeout"] { configuration.connectionLimits.idleTimeout = try Self.duration(value, "idle-timeout") }
+        if let value = self["request-head-timeout"] {
+            configuration.connectionLimits.requestHeadTimeout = try Self.duration(value, "request-head-timeout")
+        }
+        if let value = self["max-header-bytes"] { configuration.connectionLimits.maxHeaderBytes = try Self.integer(value, "max-header-bytes") }
+        if let value = self["max-header-count"] { configuration.connectionLimits.maxHeaderCount = try Self.integer(value, "max-header-count") }
         if let value = self["upstream-providers"] { configuration.upstreamProviders = try UpstreamProviderSettings.parse(value) }
         if let value = self["email-link-lifetime"] { configuration.emailLinkLifetime = try Self.duration(value, "email-link-lifetime") }
         try configuration.validate()

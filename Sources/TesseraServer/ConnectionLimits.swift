@@ -1,0 +1,176 @@
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTPTypes
+
+/// How long a client may hold a connection without using it, and how big a request head may be.
+///
+/// Without limits a client that opens connections and sends nothing, or one header line every
+/// few seconds (slowloris), holds them forever and with enough of them takes every socket.
+public struct ConnectionLimits: Sendable, Equatable {
+    /// A connection with no request in progress is closed after this long (seconds).
+    public var idleTimeout: Int64 = 30
+    /// Once a request's first byte arrives, its whole head (request line and headers) must
+    /// arrive within this long (seconds); then the body within ``idleTimeout``.
+    public var requestHeadTimeout: Int64 = 10
+    /// The largest request head (all header fields together), and the largest single field.
+    public var maxHeaderBytes = 16 * 1024
+    /// The most header fields a request may have.
+    public var maxHeaderCount = 100
+
+    public init() {}
+
+    func validate() throws {
+        guard idleTimeout > 0, requestHeadTimeout > 0 else { throw ConfigurationError("connection timeouts must be positive") }
+        guard maxHeaderBytes >= 4096 else { throw ConfigurationError("max-header-bytes must be at least 4096") }
+        guard maxHeaderCount >= 16 else { throw ConfigurationError("max-header-count must be at least 16") }
+    }
+
+    /// Hummingbird's HTTP/1 server with these limits.
+    var server: HTTPServerBuilder {
+        let limits = self
+        return HTTPServerBuilder { responder in GuardedHTTP1Channel(limits: limits, responder: responder) }
+    }
+}
+
+/// Hummingbird's HTTP/1 child channel with a deadline for the request head and the body:
+/// its own idle timeout only counts whole HTTP parts, so a head sent a line at a time would
+/// never time out.
+struct GuardedHTTP1Channel: ServerChildChannel {
+    typealias Value = HTTP1Channel.Value
+    let limits: ConnectionLimits
+    let responder: HTTPChannelHandler.Responder
+
+    func channel(with handlers: @escaping @Sendable () -> [any RemovableChannelHandler]) -> HTTP1Channel {
+        HTTP1Channel(responder: responder, configuration: .init(
+            additionalChannelHandlers: handlers(), idleTimeout: .seconds(limits.idleTimeout),
+            httpDecoderConfiguration: .init(maxHeaderFieldSize: limits.maxHeaderBytes, maxHeaderListSize: limits.maxHeaderBytes,
+                                            maxHeaderFieldCount: limits.maxHeaderCount)))
+    }
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        let deadlines = RequestDeadlines(limits: limits)
+        do {
+            try channel.pipeline.syncOperations.addHandler(RequestBytesWatcher(deadlines: deadlines), position: .first)
+        } catch {
+            return channel.eventLoop.makeFailedFuture(error)
+        }
+        return self.channel(with: { [RequestPartsWatcher(deadlines: deadlines)] }).setup(channel: channel, logger: logger)
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await channel(with: { [] }).handle(value: value, logger: logger)
+    }
+}
+
+/// One connection's request deadlines, shared by the handler that sees its bytes (before the
+/// HTTP decoder) and the one that sees its HTTP parts (after it). Used on the connection's
+/// event loop only.
+final class RequestDeadlines: @unchecked Sendable {
+    enum Phase {
+        /// Between requests: the idle timeout applies.
+        case idle
+        /// Bytes of a head arrived, the head isn't complete.
+        case readingHead
+        /// The head is complete; the body is arriving.
+        case readingBody
+        /// The request is complete; the response is being made.
+        case responding
+    }
+
+    let limits: ConnectionLimits
+    var phase = Phase.idle
+    var timer: Scheduled<Void>?
+    /// The context of the handler in front of the HTTP codec: what it writes goes to the socket as is.
+    var front: ChannelHandlerContext?
+
+    init(limits: ConnectionLimits) { self.limits = limits }
+
+    func start(_ seconds: Int64, on eventLoop: any EventLoop) {
+        timer?.cancel()
+        timer = eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(in: .seconds(seconds)) { self.expired() }
+    }
+
+    func cancel() {
+        timer?.cancel()
+        timer = nil
+    }
+
+    /// The head or the body didn't arrive in time: 408, and the connection closes.
+    func expired() {
+        timer = nil
+        guard phase == .readingHead || phase == .readingBody, let front else { return }
+        var answer = front.channel.allocator.buffer(capacity: 96)
+        answer.writeString("HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
+        let channel = front.channel
+        front.writeAndFlush(NIOAny(answer)).whenComplete { _ in channel.close(promise: nil) }
+        self.front = nil
+    }
+}
+
+/// Sees a request's first bytes: from then on its head has ``ConnectionLimits/requestHeadTimeout``.
+final class RequestBytesWatcher: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    let deadlines: RequestDeadlines
+
+    init(deadlines: RequestDeadlines) { self.deadlines = deadlines }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        deadlines.front = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadlines.cancel()
+        deadlines.front = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if deadlines.phase == .idle, unwrapInboundIn(data).readableBytes > 0 {
+            deadlines.phase = .readingHead
+            deadlines.start(deadlines.limits.requestHeadTimeout, on: context.eventLoop)
+        }
+        context.fireChannelRead(data)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        deadlines.cancel()
+        deadlines.front = nil
+        context.fireChannelInactive()
+    }
+}
+
+/// Sees the decoded request parts and the response's end: the head is in (the body gets the
+/// idle timeout), the request is in (no deadline while the server answers), the answer is out.
+final class RequestPartsWatcher: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+    let deadlines: RequestDeadlines
+
+    init(deadlines: RequestDeadlines) { self.deadlines = deadlines }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head:
+            deadlines.phase = .readingBody
+            deadlines.start(deadlines.limits.idleTimeout, on: context.eventLoop)
+        case .body:
+            break
+        case .end:
+            deadlines.phase = .responding
+            deadlines.cancel()
+        }
+        context.fireChannelRead(data)
+    }
+
+    /// The answer is out (even one sent before the whole request arrived): the connection is
+    /// between requests again, under the idle timeout.
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) {
+            deadlines.phase = .idle
+            deadlines.cancel()
+        }
+        context.write(data, promise: promise)
+    }
+}
