@@ -22,7 +22,7 @@ public func buildApplication(provider: Provider, onRunning: @escaping @Sendable 
 /// Every route of the provider.
 public func buildRouter(provider: Provider) throws -> Router<TesseraRequestContext> {
     let router = Router(context: TesseraRequestContext.self)
-    router.add(middleware: SecurityHeadersMiddleware())
+    router.add(middleware: SecurityHeadersMiddleware(strictTransportSecurity: provider.configuration.secureCookies))
     try DiscoveryEndpoint(provider: provider).register(on: router, provider: provider)
     AuthorizationEndpoint(provider: provider).register(on: router)
     TokenEndpoint(provider: provider).register(on: router)
@@ -42,9 +42,13 @@ public func buildRouter(provider: Provider) throws -> Router<TesseraRequestConte
     return router
 }
 
-/// Headers every response carries.
+/// Headers every response carries; with an https issuer, HSTS too (RFC 6797), so a browser
+/// that once reached the provider never again talks to it in clear text.
 struct SecurityHeadersMiddleware: RouterMiddleware {
     typealias Context = TesseraRequestContext
+    /// A year, without `includeSubDomains`: the provider's host doesn't decide for its siblings.
+    static let hstsValue = "max-age=31536000"
+    let strictTransportSecurity: Bool
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response: Response
@@ -56,6 +60,7 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
         }
         response.headers[.xContentTypeOptions] = "nosniff"
         if response.headers[.referrerPolicy] == nil { response.headers[.referrerPolicy] = "no-referrer" }
+        if strictTransportSecurity { response.headers[.strictTransportSecurity] = Self.hstsValue }
         return response
     }
 }

@@ -316,3 +316,32 @@ struct IntrospectionTests {
         }
     }
 }
+
+@Suite("Security: browser sessions and headers")
+struct BrowserSecurityTests {
+    @Test("signing in again ends the browser's previous session: its old cookie opens nothing")
+    func signInReplacesSession() async throws {
+        try await withApp { provider, browser in
+            _ = try await browser.code()
+            let first = try #require(browser.cookies[BrowserSessions.cookieName])
+            _ = try await browser.code(extra: [("prompt", "login")])
+            let second = try #require(browser.cookies[BrowserSessions.cookieName])
+            #expect(first != second)
+            let now = provider.clock.now()
+            #expect(try await provider.store.session(tokenHash: tokenHash(first), now: now) == nil, "the old row is ended")
+            #expect(try await provider.store.session(tokenHash: tokenHash(second), now: now) != nil)
+        }
+    }
+
+    @Test("with an https issuer every response carries HSTS; with http none does")
+    func strictTransportSecurity() async throws {
+        try await withApp(configure: { $0.issuer = "https://id.example.com" }) { _, browser async throws in
+            for path in ["/.well-known/openid-configuration", "/health", "/no-such-page"] {
+                #expect(try await browser.request(path).headers[.strictTransportSecurity] == "max-age=31536000", "\(path)")
+            }
+        }
+        try await withApp { _, browser async throws in
+            #expect(try await browser.request("/health").headers[.strictTransportSecurity] == nil)
+        }
+    }
+}

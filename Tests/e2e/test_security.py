@@ -229,3 +229,48 @@ def test_a_request_head_with_too_many_or_too_large_headers_is_refused(sec):
     assert many.status_code == 400
     large = requests.get(issuer + "/health", headers={"X-Large": "a" * 20_000}, timeout=10)
     assert large.status_code == 400
+
+
+# ---------------------------------------------------------------------------
+# Low 6 and 12: HSTS, one live session per browser
+
+
+@pytest.fixture(scope="module")
+def https_issuer(binary, workdir):
+    """A server whose issuer is https (behind a TLS-terminating proxy, as in production)."""
+    from e2e_support import free_port
+    port = free_port()
+    server = TesseraServer(binary, workdir / "https-issuer.sqlite", workdir, port=port, name="https-issuer",
+                           env={"TESSERA_ISSUER": f"https://127.0.0.1:{port}"}).start()
+    yield server
+    server.stop()
+
+
+def test_every_response_of_an_https_issuer_carries_hsts(https_issuer):
+    for path in ("/.well-known/openid-configuration", "/health", "/authorize", "/no-such-page"):
+        r = requests.get(https_issuer.issuer + path, timeout=10, allow_redirects=False)
+        assert r.headers.get("Strict-Transport-Security") == "max-age=31536000", (path, r.headers)
+
+
+def test_an_http_issuer_sends_no_hsts(sec):
+    assert "Strict-Transport-Security" not in requests.get(sec["server"].issuer + "/health", timeout=10).headers
+
+
+def test_signing_in_again_ends_the_browsers_previous_session(sec):
+    op, web = sec["op"], sec["web"]
+    email = unique("twice")
+    sec["cli"].add_user(email, OWNER_PASSWORD)
+    agent = UserAgent(op)
+    user = User("", email, OWNER_PASSWORD, None)
+    agent.sign_in(web, user)
+    first = agent.cookie("tessera_session").value
+    agent.sign_in(web, user, prompt="login")
+    second = agent.cookie("tessera_session").value
+    assert first != second
+    # Someone who copied the first cookie value gets nothing with it.
+    thief = requests.Session()
+    thief.cookies.set("tessera_session", first)
+    assert signed_in_account(thief, op.issuer) is None
+    fresh = requests.Session()
+    fresh.cookies.set("tessera_session", second)
+    assert signed_in_account(fresh, op.issuer) is not None

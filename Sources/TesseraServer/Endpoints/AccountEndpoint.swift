@@ -84,7 +84,7 @@ struct AccountEndpoint {
         switch try await provider.passwordSignIn.signIn(email: form["email"] ?? "", password: form["password"] ?? "",
                                                         clientAddress: context.remoteAddress) {
         case .success(let user):
-            let (_, cookie) = try await BrowserSessions(provider: provider).create(userID: user.id, amr: ["pwd"])
+            let (_, cookie) = try await BrowserSessions(provider: provider).create(userID: user.id, amr: ["pwd"], replacing: request)
             var response = Responses.redirect("/account", status: .seeOther)
             response.setCookie(cookie)
             return response

@@ -55,7 +55,7 @@ struct AuthorizationEndpoint {
                              message: language.text(throttled ? .throttled : .badCredentials),
                              status: throttled ? .tooManyRequests : .unauthorized)
         }
-        let (session, cookie) = try await BrowserSessions(provider: provider).create(userID: user.id, amr: ["pwd"])
+        let (session, cookie) = try await BrowserSessions(provider: provider).create(userID: user.id, amr: ["pwd"], replacing: request)
         let outcome = try await authorizer.decide(authorization, client: client, session: session, signedInNow: true, interaction: interaction)
         var response = respond(outcome, request: request, locales: authorization.uiLocales, afterPost: true)
         response.setCookie(cookie)
@@ -162,8 +162,14 @@ struct BrowserSessions {
         return try await provider.store.session(tokenHash: tokenHash(value), now: provider.clock.now())
     }
 
-    func create(userID: String, amr: [String]) async throws -> (BrowserSession, Cookie) {
+    /// A new session for a browser that just signed in. The session the browser had before
+    /// (its cookie, if any) ends: one browser, one live session row, and a cookie value that
+    /// leaked before the sign-in is worth nothing after it.
+    func create(userID: String, amr: [String], replacing request: Request) async throws -> (BrowserSession, Cookie) {
         let now = provider.clock.now()
+        if let previous = request.cookies[Self.cookieName]?.value, !previous.isEmpty {
+            try await provider.store.revokeSession(tokenHash: tokenHash(previous), now: now)
+        }
         let value = SecureRandom.token()
         let session = BrowserSession(sid: SecureRandom.token(bytes: 16), userID: userID, authTime: now, amr: amr,
                                      expiresAt: now + provider.configuration.sessionLifetime)

@@ -210,7 +210,7 @@ struct EmailLinkEndpoints {
             return invalidLinkPage(language)
         }
         guard case .signedIn(let user, _, _) = outcome else { return invalidLinkPage(language) }
-        let (session, cookie) = try await BrowserSessions(provider: provider).create(userID: user.id, amr: ["email"])
+        let (session, cookie) = try await BrowserSessions(provider: provider).create(userID: user.id, amr: ["email"], replacing: request)
         var response = try await afterSignIn(record: record, session: session, request: request, language: language)
         response.setCookie(cookie)
         response.setCookie(deviceCookie("", maxAge: 0))

@@ -109,7 +109,7 @@ struct FederationEndpoints {
 
     /// A browser session for the user, then back into the authorization request.
     func signIn(_ user: User, interaction: String?, request: Request, language: PageLanguage) async throws -> Response {
-        let (session, cookie) = try await BrowserSessions(provider: provider).create(userID: user.id, amr: ["fed"])
+        let (session, cookie) = try await BrowserSessions(provider: provider).create(userID: user.id, amr: ["fed"], replacing: request)
         var response: Response
         if let interaction, let (pending, client) = try await provider.authorizer.pendingRequest(interaction) {
             let outcome = try await provider.authorizer.decide(pending, client: client, session: session, signedInNow: true,

@@ -9,6 +9,8 @@ public protocol SessionStore: Sendable {
     func session(tokenHash: String, now: Int64) async throws -> BrowserSession?
     /// Ends a session and revokes the grants issued in it that were not for offline access.
     func endSession(sid: String, now: Int64) async throws
+    /// Ends the session of a cookie (a browser that signs in again gets a new one).
+    func revokeSession(tokenHash: String, now: Int64) async throws
     /// Ends every browser session of a user (their grants stay: see ``GrantStore/revokeGrants(userID:now:)``).
     func endSessions(userID: String, now: Int64) async throws
 }
@@ -69,6 +71,12 @@ extension SQLStore: SessionStore, InteractionStore, ConsentStore {
             for row in grants where !ScopeSet(parsing: try row.string("scope")).contains(ScopeCatalogue.offlineAccess) {
                 try await SQLStore.revokeGrant(id: try row.string("id"), now: now, on: db)
             }
+        }
+    }
+
+    public func revokeSession(tokenHash: String, now: Int64) async throws {
+        try await database.withDatabase { db in
+            try await db.raw("UPDATE sessions SET revoked_at = \(bind: now) WHERE token_hash = \(bind: tokenHash) AND revoked_at IS NULL").run()
         }
     }
 
