@@ -345,3 +345,51 @@ struct BrowserSecurityTests {
         }
     }
 }
+
+@Suite("Security: CSRF")
+struct CSRFTests {
+    @Test("a planted CSRF cookie is useless: the form token is the server's MAC of it, bound to the session")
+    func plantedCookie() async throws {
+        try await withApp { _, browser in
+            // A sibling subdomain planted a cookie of its choice and forges a form echoing it (plain double-submit).
+            browser.cookies["tessera_csrf"] = String(repeating: "p", count: 43)
+            let page = try await browser.request(codeRequest())
+            let interaction = try #require(page.field("interaction"))
+            let forged = try await browser.post("/login", [("interaction", interaction), ("csrf_token", String(repeating: "p", count: 43)),
+                                                           ("email", "alice@example.com"), ("password", "correct horse")])
+            #expect(forged.status == .badRequest && browser.cookies[BrowserSessions.cookieName] == nil)
+            // The page's own token, made by the server for this cookie, works.
+            let real = try await browser.login(page, email: "alice@example.com", password: "correct horse")
+            #expect(real.status == .ok && real.body.text.contains("action=\"/consent\"") && browser.cookies[BrowserSessions.cookieName] != nil)
+        }
+    }
+
+    @Test("a token made for one session doesn't work in another")
+    func boundToSession() async throws {
+        try await withApp { provider, browser in
+            let csrf = provider.csrf
+            let cookie = String(repeating: "c", count: 43)
+            #expect(csrf.formToken(cookie, session: "session-a") != csrf.formToken(cookie, session: "session-b"))
+            #expect(csrf.formToken(cookie, session: nil) != csrf.formToken(cookie, session: "session-a"))
+            _ = try await browser.code()
+            // The attacker's token for the victim's cookie but the attacker's own session.
+            let stolen = csrf.formToken(try #require(browser.cookies["tessera_csrf"]), session: "the attacker's session")
+            let revoke = try await browser.post("/account/consents/revoke", [("csrf_token", stolen), ("client_id", "web")])
+            #expect(revoke.status == .badRequest)
+        }
+    }
+
+    @Test("with an https issuer the CSRF cookie is __Host- prefixed and Secure")
+    func hostPrefix() async throws {
+        try await withApp(configure: { $0.issuer = "https://id.example.com" }) { _, browser async throws in
+            let page = try await browser.request(codeRequest())
+            let cookie = try #require(page.headers[values: .setCookie].first { $0.hasPrefix("__Host-tessera_csrf=") })
+            #expect(cookie.contains("Secure") && cookie.contains("Path=/") && !cookie.contains("Domain"))
+            // A cookie without the prefix (which a sibling could have set) doesn't count.
+            browser.cookies["tessera_csrf"] = browser.cookies["__Host-tessera_csrf"]
+            browser.cookies["__Host-tessera_csrf"] = nil
+            let forged = try await browser.login(page, email: "alice@example.com", password: "correct horse")
+            #expect(forged.status == .badRequest)
+        }
+    }
+}

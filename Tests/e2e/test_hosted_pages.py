@@ -47,7 +47,8 @@ def test_login_page_is_a_plain_form(op, agent, first_client):
     assert page.scripts == 0, "the login page needs no JavaScript"
     assert "First-party App" in page.text
     csrf = agent.cookie("tessera_csrf")
-    assert csrf is not None and csrf.value == form.fields["csrf_token"]
+    # The form's token is derived from the cookie by the server (an HMAC), not the cookie itself.
+    assert csrf is not None and len(csrf.value) >= 32 and csrf.value != form.fields["csrf_token"]
     assert csrf.has_nonstandard_attr("HttpOnly")
 
 

@@ -274,3 +274,30 @@ def test_signing_in_again_ends_the_browsers_previous_session(sec):
     fresh = requests.Session()
     fresh.cookies.set("tessera_session", second)
     assert signed_in_account(fresh, op.issuer) is not None
+
+
+# ---------------------------------------------------------------------------
+# Low 7: a CSRF cookie planted from a sibling subdomain is useless
+
+
+def test_a_planted_csrf_cookie_does_not_pass_the_login_form(sec):
+    op, web = sec["op"], sec["web"]
+    email = unique("csrf-victim")
+    sec["cli"].add_user(email, OWNER_PASSWORD)
+    victim = UserAgent(op)
+    # evil.example.com set `tessera_csrf=planted; Domain=example.com` in the victim's browser ...
+    victim.http.cookies.set("tessera_csrf", "p" * 43)
+    result = victim.authorize(web, user=None)
+    assert result.kind == "login", result.describe()
+    form = result.page.form("/login")
+    # ... and its page posts the login form with the value it planted (plain double-submit would pass).
+    forged = victim.http.post(op.issuer + "/login", data={**form.fields, "csrf_token": "p" * 43, "email": email,
+                                                          "password": OWNER_PASSWORD}, allow_redirects=False, timeout=10)
+    assert forged.status_code == 400 and victim.cookie("tessera_session") is None, forged.status_code
+
+
+def test_an_https_issuer_sets_a_host_prefixed_secure_csrf_cookie(https_issuer):
+    page = requests.get(https_issuer.issuer + "/account", timeout=10)
+    cookies = [c for c in page.headers.get("Set-Cookie", "").split(", ") if "csrf" in c]
+    assert cookies and cookies[0].startswith("__Host-tessera_csrf="), page.headers.get("Set-Cookie")
+    assert "Secure" in cookies[0] and "Path=/" in cookies[0] and "Domain" not in cookies[0], cookies

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import TesseraCore
@@ -20,6 +21,8 @@ public final class Provider: Sendable {
     let grants: TokenEndpointGrants
     let passwordSignIn: PasswordSignIn
     let pages: PageRenderer
+    /// The hosted forms' CSRF tokens (keyed by a secret shared by every node through the database).
+    let csrf: CSRF
     /// Sends email through the outbox: over SMTP with `--smtp-url`, to the log without.
     public let mailer: any Mailer
     let mailTemplates: MailTemplates
@@ -44,16 +47,17 @@ public final class Provider: Sendable {
                                secretBox: secretBox, clock: clock, logger: logger)
             try await keys.start()
             let pairwiseSecret = try await store.setting("pairwise_secret") { SecureRandom.token() }
+            let csrfSecret = try await store.setting("csrf_secret") { SecureRandom.token(bytes: 32) }
             return try Provider(configuration: configuration, store: store, keys: keys, pairwiseSecret: pairwiseSecret,
-                                secretBox: secretBox, clock: clock, logger: logger)
+                                csrfSecret: csrfSecret, secretBox: secretBox, clock: clock, logger: logger)
         } catch {
             try? await database.close()
             throw error
         }
     }
 
-    init(configuration: ServerConfiguration, store: SQLStore, keys: KeyRing, pairwiseSecret: String, secretBox: SecretBox? = nil,
-         clock: WallClock, logger: Logger) throws {
+    init(configuration: ServerConfiguration, store: SQLStore, keys: KeyRing, pairwiseSecret: String, csrfSecret: String,
+         secretBox: SecretBox? = nil, clock: WallClock, logger: Logger) throws {
         self.configuration = configuration
         self.issuer = configuration.issuerURL
         self.store = store
@@ -80,6 +84,7 @@ public final class Provider: Sendable {
             addressThrottle: FailureThrottle(limit: configuration.maxFailuresPerAddress, window: configuration.failureWindow),
             clock: clock)
         pages = try PageRenderer()
+        csrf = CSRF(key: SymmetricKey(data: Data(csrfSecret.utf8)), secure: configuration.secureCookies)
         let mailDomain = MailAddress.domain(ofIssuer: issuer)
         let transport: any MailTransport = if let smtpURL = configuration.smtpURL {
             try SMTPTransport(settings: SMTPSettings(parsing: smtpURL), clientName: mailDomain, logger: logger)

@@ -40,7 +40,7 @@ struct AccountEndpoint {
 
     func account(_ request: Request, message: String? = nil) async throws -> Response {
         let language = language(request)
-        let (csrf, cookie) = CSRF.token(for: request, secure: provider.configuration.secureCookies)
+        let (csrf, cookie) = provider.csrf.token(for: request)
         guard let session = try await BrowserSessions(provider: provider).current(request),
               let user = try await provider.store.user(id: session.userID) else {
             var response = Responses.html(provider.pages.login(language: language, action: "/account/login", clientName: nil,
@@ -77,7 +77,7 @@ struct AccountEndpoint {
         var request = request
         let form = try await request.formParameters()
         let language = language(request)
-        guard CSRF.isValid(form["csrf_token"], request: request) else {
+        guard provider.csrf.isValid(form["csrf_token"], request: request) else {
             return Responses.html(provider.pages.error(language: language, error: OAuthError(.invalidRequest),
                                                        intro: language.text(.sessionExpired)), status: .badRequest)
         }
@@ -98,7 +98,7 @@ struct AccountEndpoint {
     func revoke(_ request: Request) async throws -> Response {
         var request = request
         let form = try await request.formParameters()
-        guard CSRF.isValid(form["csrf_token"], request: request),
+        guard provider.csrf.isValid(form["csrf_token"], request: request),
               let session = try await BrowserSessions(provider: provider).current(request), let clientID = form["client_id"] else {
             let language = language(request)
             return Responses.html(provider.pages.error(language: language, error: OAuthError(.invalidRequest),

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Hummingbird
 import TesseraCore
@@ -43,7 +44,7 @@ struct AuthorizationEndpoint {
             return expiredPage(request)
         }
         let language = language(for: request, locales: authorization.uiLocales)
-        guard CSRF.isValid(form["csrf_token"], request: request) else { return expiredPage(request, language: language) }
+        guard csrf.isValid(form["csrf_token"], request: request) else { return expiredPage(request, language: language) }
         let email = (form["email"] ?? "").trimmingCharacters(in: .whitespaces).lowercased()
         let user: User
         switch try await provider.passwordSignIn.signIn(email: email, password: form["password"] ?? "", clientAddress: context.remoteAddress) {
@@ -57,7 +58,7 @@ struct AuthorizationEndpoint {
         }
         let (session, cookie) = try await BrowserSessions(provider: provider).create(userID: user.id, amr: ["pwd"], replacing: request)
         let outcome = try await authorizer.decide(authorization, client: client, session: session, signedInNow: true, interaction: interaction)
-        var response = respond(outcome, request: request, locales: authorization.uiLocales, afterPost: true)
+        var response = respond(outcome, request: request, locales: authorization.uiLocales, afterPost: true, session: cookie.value)
         response.setCookie(cookie)
         if case .respond = outcome { try await authorizer.finish(interaction) }
         return response
@@ -70,7 +71,7 @@ struct AuthorizationEndpoint {
               let session = try await BrowserSessions(provider: provider).current(request) else {
             return expiredPage(request)
         }
-        guard CSRF.isValid(form["csrf_token"], request: request) else {
+        guard csrf.isValid(form["csrf_token"], request: request) else {
             return expiredPage(request, language: language(for: request, locales: authorization.uiLocales))
         }
         let outcome = try await authorizer.consent(authorization, client: client, session: session, allowed: form["decision"] == "allow")
@@ -80,7 +81,11 @@ struct AuthorizationEndpoint {
 
     // MARK: Rendering
 
-    func respond(_ outcome: AuthorizationOutcome, request: Request, locales: [String], afterPost: Bool = false) -> Response {
+    var csrf: CSRF { provider.csrf }
+
+    /// `session`: the session cookie this answer sets, right after a sign-in (its forms are bound to it).
+    func respond(_ outcome: AuthorizationOutcome, request: Request, locales: [String], afterPost: Bool = false,
+                 session: String? = nil) -> Response {
         switch outcome {
         case .errorPage(let error):
             return errorPage(error, request: request, locales: locales)
@@ -99,7 +104,7 @@ struct AuthorizationEndpoint {
             return loginPage(authorization, client: client, interaction: interaction, request: request,
                              email: authorization.loginHint, message: nil, status: .ok)
         case .consent(let interaction, let authorization, let client, let user, let scopes, let essential):
-            let (csrf, cookie) = CSRF.token(for: request, secure: provider.configuration.secureCookies)
+            let (csrf, cookie) = csrf.token(for: request, session: session)
             let html = pages.consent(language: language(for: request, locales: authorization.uiLocales), clientName: client.name,
                                      interaction: interaction, csrf: csrf, email: user.email, scopes: scopes, essential: essential)
             var response = Responses.html(html, formTargets: [authorization.redirectURI])
@@ -110,7 +115,7 @@ struct AuthorizationEndpoint {
 
     func loginPage(_ authorization: AuthorizationRequest, client: Client, interaction: String, request: Request,
                    email: String?, message: String?, status: HTTPResponse.Status) -> Response {
-        let (csrf, cookie) = CSRF.token(for: request, secure: provider.configuration.secureCookies)
+        let (csrf, cookie) = csrf.token(for: request)
         let html = pages.login(language: language(for: request, locales: authorization.uiLocales), clientName: client.name,
                                interaction: interaction, csrf: csrf, email: email, message: message,
                                linkAction: EmailLinkEndpoints.loginPath, providers: provider.federation.loginProviders)
@@ -135,20 +140,45 @@ struct AuthorizationEndpoint {
     }
 }
 
-/// Double-submit CSRF protection for the hosted forms: a random value in a
-/// `SameSite=Lax; HttpOnly` cookie that each form must echo.
-enum CSRF {
-    static let cookieName = "tessera_csrf"
+/// CSRF protection for the hosted forms: a random value in an `HttpOnly; SameSite=Lax` cookie,
+/// and in each form a token derived from it and from the browser's session,
+/// `HMAC(key, cookie | SHA-256(session cookie))`, which the form must echo.
+///
+/// A plain double-submit (the form echoes the cookie) fails when an attacker can plant the
+/// cookie: a sibling subdomain can set a cookie for the parent domain. Here a planted cookie
+/// is useless without the server's key, and a token the attacker obtained in their own
+/// browser is bound to their session, not the victim's. With an https issuer the cookie is
+/// `__Host-` prefixed, which browsers accept only from this very host, `Secure`, on `/`.
+struct CSRF {
+    let key: SymmetricKey
+    let secure: Bool
 
-    static func token(for request: Request, secure: Bool) -> (String, Cookie?) {
-        if let existing = request.cookies[cookieName]?.value, existing.count >= 32 { return (existing, nil) }
+    var cookieName: String { secure ? "__Host-tessera_csrf" : "tessera_csrf" }
+
+    /// The token for the forms of a page answering `request`, and the cookie to set if the
+    /// browser has none. `session` is the session cookie the browser will send with the form,
+    /// when the page is the answer that sets it (right after a sign-in); else the request's.
+    func token(for request: Request, session: String? = nil) -> (String, Cookie?) {
+        let binding = session ?? request.cookies[BrowserSessions.cookieName]?.value
+        if let existing = request.cookies[cookieName]?.value, existing.count >= 32 {
+            return (formToken(existing, session: binding), nil)
+        }
         let value = SecureRandom.token()
-        return (value, Cookie(name: cookieName, value: value, path: "/", secure: secure, httpOnly: true, sameSite: .lax))
+        return (formToken(value, session: binding),
+                Cookie(name: cookieName, value: value, path: "/", secure: secure, httpOnly: true, sameSite: .lax))
     }
 
-    static func isValid(_ submitted: String?, request: Request) -> Bool {
-        guard let submitted, let expected = request.cookies[cookieName]?.value, expected.count >= 32 else { return false }
+    /// Whether a form's `csrf_token` belongs to this browser's cookie and session.
+    func isValid(_ submitted: String?, request: Request) -> Bool {
+        guard let submitted, let cookie = request.cookies[cookieName]?.value, cookie.count >= 32 else { return false }
+        let expected = formToken(cookie, session: request.cookies[BrowserSessions.cookieName]?.value)
         return constantTimeEquals(Array(submitted.utf8), Array(expected.utf8))
+    }
+
+    func formToken(_ cookie: String, session: String?) -> String {
+        let binding = (session?.isEmpty ?? true) ? "" : tokenHash(session!)
+        let mac = HMAC<SHA256>.authenticationCode(for: Data((cookie + "|" + binding).utf8), using: key)
+        return Base64URL.encode(Data(mac))
     }
 }
 

@@ -188,7 +188,7 @@ struct EmailLinkEndpoints {
         var request = request
         let form = try await request.formParameters()
         let language = language(request)
-        guard CSRF.isValid(form["csrf_token"], request: request) else { return expiredPage(language) }
+        guard provider.csrf.isValid(form["csrf_token"], request: request) else { return expiredPage(language) }
         guard let code = form["oob_code"], let record = try await links.usableLink(code: code) else { return invalidLinkPage(language) }
         let sameDevice = isSameDevice(request, record: record)
         var email: String?
@@ -211,7 +211,7 @@ struct EmailLinkEndpoints {
         }
         guard case .signedIn(let user, _, _) = outcome else { return invalidLinkPage(language) }
         let (session, cookie) = try await BrowserSessions(provider: provider).create(userID: user.id, amr: ["email"], replacing: request)
-        var response = try await afterSignIn(record: record, session: session, request: request, language: language)
+        var response = try await afterSignIn(record: record, session: session, cookie: cookie.value, request: request, language: language)
         response.setCookie(cookie)
         response.setCookie(deviceCookie("", maxAge: 0))
         return response
@@ -219,13 +219,14 @@ struct EmailLinkEndpoints {
 
     /// Where the browser goes once signed in: back into the authorization request, to the
     /// app's `continue_url`, or to a page that says it's done.
-    func afterSignIn(record: EmailLinkRecord, session: BrowserSession, request: Request, language: PageLanguage) async throws -> Response {
+    func afterSignIn(record: EmailLinkRecord, session: BrowserSession, cookie: String, request: Request,
+                     language: PageLanguage) async throws -> Response {
         let authorization = AuthorizationEndpoint(provider: provider)
         if let interaction = record.interaction, let (pending, client) = try await provider.authorizer.pendingRequest(interaction) {
             let outcome = try await provider.authorizer.decide(pending, client: client, session: session, signedInNow: true,
                                                                interaction: interaction)
             if case .respond = outcome { try await provider.authorizer.finish(interaction) }
-            return authorization.respond(outcome, request: request, locales: pending.uiLocales, afterPost: true)
+            return authorization.respond(outcome, request: request, locales: pending.uiLocales, afterPost: true, session: cookie)
         }
         if record.interaction == nil, let continueURL = record.continueURL {
             return Responses.redirect(continueURL, status: .seeOther)
@@ -242,7 +243,7 @@ struct EmailLinkEndpoints {
             return authorization.expiredPage(request)
         }
         let language = authorization.language(for: request, locales: pending.uiLocales)
-        guard CSRF.isValid(form["csrf_token"], request: request) else { return authorization.expiredPage(request, language: language) }
+        guard provider.csrf.isValid(form["csrf_token"], request: request) else { return authorization.expiredPage(request, language: language) }
         let email = NativeAuthenticator.normalise(form["email"] ?? "")
         guard Provider.isPlausibleEmail(email) else {
             return authorization.loginPage(pending, client: client, interaction: interaction, request: request, email: form["email"],
@@ -263,7 +264,7 @@ struct EmailLinkEndpoints {
 
     func confirmPage(_ request: Request, code: String, record: EmailLinkRecord, language: PageLanguage, message: String?,
                      status: HTTPResponse.Status) async throws -> Response {
-        let (csrf, cookie) = CSRF.token(for: request, secure: provider.configuration.secureCookies)
+        let (csrf, cookie) = provider.csrf.token(for: request)
         let html = pages.emailLinkConfirm(language: language, action: EmailLinks.linkPath, oobCode: code, csrf: csrf,
                                           email: isSameDevice(request, record: record) ? record.email : nil, message: message)
         // The form's answer redirects to the app: CSP form-action must allow where it goes.

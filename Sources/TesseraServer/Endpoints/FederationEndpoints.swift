@@ -36,7 +36,7 @@ struct FederationEndpoints {
             return authorization.expiredPage(request)
         }
         let language = authorization.language(for: request, locales: pending.uiLocales)
-        guard CSRF.isValid(form["csrf_token"], request: request) else { return authorization.expiredPage(request, language: language) }
+        guard provider.csrf.isValid(form["csrf_token"], request: request) else { return authorization.expiredPage(request, language: language) }
         guard let upstream = federation.upstreams[context.parameters.get("provider") ?? ""] else {
             return Responses.html(pages.error(language: language, error: OAuthError.invalidRequest("Unknown sign-in provider.")), status: .notFound)
         }
@@ -115,7 +115,8 @@ struct FederationEndpoints {
             let outcome = try await provider.authorizer.decide(pending, client: client, session: session, signedInNow: true,
                                                                interaction: interaction)
             if case .respond = outcome { try await provider.authorizer.finish(interaction) }
-            response = authorization.respond(outcome, request: request, locales: pending.uiLocales, afterPost: true)
+            response = authorization.respond(outcome, request: request, locales: pending.uiLocales, afterPost: true,
+                                             session: cookie.value)
         } else {
             response = Responses.html(pages.message(language: language, title: .signedInTitle, message: .signedIn))
         }
@@ -128,7 +129,7 @@ struct FederationEndpoints {
         var request = request
         let form = try await request.formParameters()
         let language = authorization.language(for: request, locales: [])
-        guard CSRF.isValid(form["csrf_token"], request: request), let token = form["link_token"],
+        guard provider.csrf.isValid(form["csrf_token"], request: request), let token = form["link_token"],
               let pending = try await provider.store.pendingLink(tokenHash: tokenHash(token), now: provider.clock.now()),
               let owner = try await provider.store.user(id: pending.userID) else {
             return authorization.expiredPage(request, language: language)
@@ -149,7 +150,7 @@ struct FederationEndpoints {
 
     func linkPage(_ request: Request, language: PageLanguage, token: String, user: User, providerName: String, interaction: String?,
                   message: String?, status: HTTPResponse.Status) async throws -> Response {
-        let (csrf, cookie) = CSRF.token(for: request, secure: provider.configuration.secureCookies)
+        let (csrf, cookie) = provider.csrf.token(for: request)
         let html = pages.federationLink(language: language, providerName: providerName, email: user.email,
                                         hasPassword: user.passwordHash != nil, linkToken: token, csrf: csrf, message: message)
         // The form's answer may redirect to the client: CSP form-action must allow it.
@@ -170,7 +171,7 @@ struct FederationEndpoints {
     // MARK: The account page
 
     func signedIn(_ request: Request, form: RequestParameters) async throws -> User? {
-        guard CSRF.isValid(form["csrf_token"], request: request), let session = try await BrowserSessions(provider: provider).current(request)
+        guard provider.csrf.isValid(form["csrf_token"], request: request), let session = try await BrowserSessions(provider: provider).current(request)
         else { return nil }
         return try await provider.store.user(id: session.userID)
     }

@@ -53,10 +53,10 @@ struct LogoutEndpoint {
 
         let sessions = BrowserSessions(provider: provider)
         let session = try await sessions.current(request)
-        let confirmed = request.method == .post && parameters["confirm"] == "yes" && CSRF.isValid(parameters["csrf_token"], request: request)
+        let confirmed = request.method == .post && parameters["confirm"] == "yes" && provider.csrf.isValid(parameters["csrf_token"], request: request)
         let hintMatches = session != nil && hint?.claims["sid"]?.stringValue == session?.sid
         if let session, !confirmed, !hintMatches {
-            let (csrf, cookie) = CSRF.token(for: request, secure: provider.configuration.secureCookies)
+            let (csrf, cookie) = provider.csrf.token(for: request)
             var response = Responses.html(pages.logout(language: language, csrf: csrf, clientID: clientID,
                                                        postLogoutRedirectURI: redirect, state: parameters["state"]),
                                           formTargets: redirect.map { [$0] } ?? [])
