@@ -56,9 +56,25 @@ public struct JWT: Sendable {
     // Registered claims (RFC 7519 §4.1).
     public var issuer: String? { claims["iss"]?.stringValue }
     public var subject: String? { claims["sub"]?.stringValue }
-    public var expiresAt: Int64? { claims["exp"]?.intValue }
-    public var issuedAt: Int64? { claims["iat"]?.intValue }
-    public var notBefore: Int64? { claims["nbf"]?.intValue }
+    /// `exp`, `iat`, `nbf` (RFC 7519 §2 NumericDate), each nil when absent or outside
+    /// ``numericDates`` — so arithmetic on them can't overflow; check ``hasValidTimeClaims``
+    /// to refuse a token whose times are present but out of range.
+    public var expiresAt: Int64? { Self.numericDate(claims["exp"]) }
+    public var issuedAt: Int64? { Self.numericDate(claims["iat"]) }
+    public var notBefore: Int64? { Self.numericDate(claims["nbf"]) }
+
+    /// Seconds from 1970 to the end of year 9999: any real time fits, and sums of two stay far from overflow.
+    public static let numericDates: ClosedRange<Int64> = 0...253_402_300_799
+
+    /// Whether every time claim present is a NumericDate within ``numericDates``.
+    public var hasValidTimeClaims: Bool {
+        ["exp", "iat", "nbf"].allSatisfy { claims[$0] == nil || Self.numericDate(claims[$0]) != nil }
+    }
+
+    static func numericDate(_ value: JSONValue?) -> Int64? {
+        guard let seconds = value?.intValue, numericDates.contains(seconds) else { return nil }
+        return seconds
+    }
     public var jwtID: String? { claims["jti"]?.stringValue }
     /// `aud` as a list, whether it was a string or an array.
     public var audience: [String] {

@@ -108,6 +108,9 @@ public struct ClientAuthenticator: Sendable {
             throw OAuthError.invalidClient("The client assertion's aud must be this provider's issuer or token endpoint URL, and nothing else.")
         }
         let now = clock.now()
+        guard jwt.hasValidTimeClaims else {
+            throw OAuthError.invalidClient("The client assertion's exp, iat and nbf must be NumericDates (seconds since 1970).")
+        }
         guard let expiry = jwt.expiresAt, expiry + Self.clockSkew > now else {
             throw OAuthError.invalidClient("The client assertion has expired.")
         }

@@ -24,6 +24,12 @@ public struct RequestParameters: Sendable, Equatable {
 
     public subscript(_ name: String) -> String? { values[name] }
 
+    /// RFC 6749 §3.1 (and RFC 7009, 7662, 6750): request parameters must not be included
+    /// more than once; `invalid_request` naming the first one that was.
+    public func requireSingleValues() throws {
+        if let name = duplicates.sorted().first { throw OAuthError.invalidRequest("The \(name) parameter was sent more than once.") }
+    }
+
     /// The first of `names` sent more than once, if any.
     public func firstDuplicate(among names: [String]) -> String? {
         names.first { duplicates.contains($0) }

@@ -17,7 +17,7 @@ struct TokenEndpoint {
         let parameters = try await request.formParameters()
         let client = try await provider.clientAuthenticator.authenticate(basic: try request.basicCredentials(), parameters: parameters)
         guard !parameters.duplicates.contains("grant_type") else { throw OAuthError.invalidRequest("grant_type was sent more than once.") }
-        if let name = parameters.duplicates.first { throw OAuthError.invalidRequest("The \(name) parameter was sent more than once.") }
+        try parameters.requireSingleValues()
         guard let grantType = parameters["grant_type"] else { throw OAuthError.invalidRequest("The grant_type parameter is missing.") }
         guard let grant = provider.grants.grant(for: grantType) else {
             throw OAuthError(.unsupportedGrantType, "The grant type '\(grantType)' is not supported.")
@@ -59,6 +59,7 @@ struct UserinfoEndpoint {
             var token = request.bearerToken
             if request.method == .post, (request.headers[.contentType] ?? "").lowercased().hasPrefix("application/x-www-form-urlencoded") {
                 let form = try await request.formParameters()
+                try form.requireSingleValues()
                 if let bodyToken = form["access_token"] {
                     // RFC 6750 §2: one method per request.
                     guard token == nil else { throw OAuthError.invalidRequest("Send the access token in one place only.") }

@@ -18,6 +18,7 @@ struct TokenManagementEndpoints {
     func revoke(_ request: Request) async throws -> Response {
         var request = request
         let parameters = try await request.formParameters()
+        try parameters.requireSingleValues()
         let client = try await provider.clientAuthenticator.authenticate(basic: try request.basicCredentials(), parameters: parameters)
         guard let token = parameters["token"] else { throw OAuthError.invalidRequest("The token parameter is missing.") }
         try await provider.tokenIntrospection.revoke(token, by: client)
@@ -30,6 +31,7 @@ struct TokenManagementEndpoints {
     func introspect(_ request: Request) async throws -> Response {
         var request = request
         let parameters = try await request.formParameters()
+        try parameters.requireSingleValues()
         let client = try await provider.clientAuthenticator.authenticate(basic: try request.basicCredentials(), parameters: parameters)
         guard !client.isPublic else { throw OAuthError.invalidClient("Public clients cannot use token introspection.") }
         guard let token = parameters["token"] else { throw OAuthError.invalidRequest("The token parameter is missing.") }

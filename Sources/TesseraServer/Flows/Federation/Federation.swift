@@ -247,6 +247,7 @@ struct Federation: Sendable {
                     throw NotificationFailure.notFromApple("the notification is not from Apple for this service")
                 }
                 let now = clock.now()
+                guard jwt.hasValidTimeClaims else { throw NotificationFailure.malformed("the notification's iat or exp is not a time") }
                 if let expiry = jwt.expiresAt, expiry < now { throw NotificationFailure.stale }
                 guard let issuedAt = jwt.issuedAt, issuedAt <= now + 60, now - issuedAt <= Self.notificationMaxAge else {
                     throw NotificationFailure.stale

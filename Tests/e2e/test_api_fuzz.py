@@ -1,0 +1,534 @@
+"""Schemathesis over the JSON APIs that test_native_auth.py does not cover: the email-link
+endpoints (docs/email-link.openapi.json) and the OAuth endpoints — token, introspection,
+revocation, userinfo (docs/oauth.openapi.json). Each document is loaded from docs/ and run
+with `schemathesis run` against a `tessera serve` of this module's own (base URL: its
+issuer). No answer may be a 5xx, and each must be one its document describes (status code,
+content type, headers, body schema), which keeps the documents honest.
+
+The server sends its email to an aiosmtpd relay (smtp_sink.py) and has a Sign in with Apple
+upstream played by apple_standin.py. Two clients are registered with the CLI: a public
+first-party app (email links) and a confidential first-party service allowed
+client_credentials and refresh_token. Before fuzzing, the module gets real credentials the
+way apps do — links read from the emails, the tokens of completing them, a
+client_credentials token, Apple identity tokens — and checks that these happy-path answers,
+which random requests seldom reach, match the documents too. Two rules are checked directly
+as well: a parameter sent twice is `invalid_request` (docs/endpoints.md), and a signed client
+assertion whose exp, nbf or iat is out of range is `invalid_client` (both found here: the
+server once accepted the duplicates, and died of the assertion's arithmetic overflow).
+
+Random requests alone would stop at client authentication. So schemathesis imports this
+module as its hooks module (SCHEMATHESIS_HOOKS; the hooks are defined only when
+API_FUZZ_SEEDS names the credentials file), and the hooks change three requests in four:
+auth providers put the service's HTTP Basic credentials on /token, /introspect and /revoke
+(dropping the credentials generated into the body, as two methods at once are refused) and
+a real bearer token on /userinfo and on email-link `link` / `reauthenticate`; a hook puts
+the app's `client_id` on the email-link endpoints and, in some requests, a real refresh
+token, token, link code or Apple identity token in place of the generated one, so that
+requests reach the grants, introspection, revocation and link redemption. The choices
+follow from each request's content and the seed is fixed; schemathesis also steers its
+generation by the answers (whose tokens differ from run to run), so runs are alike rather
+than identical.
+
+The run is bounded: FUZZ_EXAMPLES cases per operation in the fuzzing phase, plus the
+examples and coverage phases. The cases per operation and the statuses answered are printed
+(pytest -s); the NDJSON and JUnit reports stay in the session's workdir."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import threading
+import time
+import uuid
+import zlib
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+import requests
+from joserfc import jwt
+from joserfc.jwk import ECKey
+
+from apple_standin import AppleStandIn
+from e2e_support import CLI, ROOT, TesseraServer, random_token
+from smtp_sink import SMTPSink
+
+EMAIL_LINK_DOC = ROOT / "docs" / "email-link.openapi.json"
+OAUTH_DOC = ROOT / "docs" / "oauth.openapi.json"
+APP = "fuzz-link-app"
+SERVICE = "fuzz-service"
+SERVICE_SECRET = "api-fuzz-service-secret-0123456789-abcdefgh"
+SERVICE_SCOPES = ["openid", "email", "offline_access", "api.read"]
+USER_SCOPE = "openid email offline_access"
+APPLE_TEAM = "FUZZTEAM01"
+APPLE_KEY_ID = "FUZZKEY001"
+APPLE_APP = "com.example.fuzz"
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+ID_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id_token"
+JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+SEEDS_ENV = "API_FUZZ_SEEDS"
+SERVER_ENV = {"TESSERA_LOGIN_FAILURES_PER_ADDRESS": "1000", "TESSERA_LOG_LEVEL": "info",
+              # every request comes from 127.0.0.1: the per-address hourly limit must not get in the way; the
+              # per-email one stays, so that addresses generated again and again meet 429 slow_down
+              "TESSERA_OTP_PER_ADDRESS_PER_HOUR": "100000"}
+FUZZ_EXAMPLES = 100
+FUZZ_SEED = "20261125"
+LINKS_FOR_FUZZING = 20
+APPLE_SIGN_INS_FOR_FUZZING = 8
+CHECKS = ("not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,"
+          "response_schema_conformance")
+OOB_CODE = re.compile(r"[?&]oob_code=([A-Za-z0-9_\-]+)")
+CLIENT_AUTH_FIELDS = ("client_id", "client_secret", "client_assertion", "client_assertion_type")
+
+
+def unique(name: str) -> str:
+    return f"{name}-{uuid.uuid4().hex[:12]}@example.com"
+
+
+def basic(client_id: str, secret: str) -> str:
+    """`Authorization: Basic` with the id and secret form-encoded (RFC 6749 §2.3.1)."""
+    pair = f"{quote(client_id, safe='')}:{quote(secret, safe='')}"
+    return "Basic " + base64.b64encode(pair.encode()).decode()
+
+
+# ---------------------------------------------------------------------------
+# The server, its relay, its Apple, its clients
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _register_early():
+    """Overrides the session's: this module brings its own server, so the shared one and its
+    background registrations are not started for it."""
+    yield
+
+
+@pytest.fixture(scope="module")
+def sink():
+    relay = SMTPSink().start()
+    yield relay
+    relay.stop()
+
+
+@pytest.fixture(scope="module")
+def apple(workdir):
+    standin = AppleStandIn().start()
+    standin.register_client(APPLE_APP, APPLE_TEAM)
+    key_path = standin.generate_team_key(workdir, APPLE_TEAM, APPLE_KEY_ID)
+    yield standin, key_path
+    standin.stop()
+
+
+@pytest.fixture(scope="module")
+def server(binary, workdir, sink, apple):
+    standin, key_path = apple
+    config = workdir / "api-fuzz-config.json"
+    config.write_text(json.dumps({"upstream_providers": [
+        {"id": "apple", "type": "apple", "name": "Apple", "client_id": "com.example.fuzz.web", "team_id": APPLE_TEAM,
+         "key_id": APPLE_KEY_ID, "private_key_path": str(key_path), "native_client_ids": [APPLE_APP], **standin.endpoints}]}))
+    database = workdir / "api-fuzz.sqlite"
+    cli = CLI(binary, database, workdir)
+    # The schema first (the CLI creates it), then the server and the other client at the same time.
+    cli.add_client("Fuzz Link App", client_id=APP, public=True, first_party=True,
+                   redirect_uris=["https://app.example.com/callback"])
+    srv = TesseraServer(binary, database, workdir, env=SERVER_ENV, name="api-fuzz",
+                        args=["--smtp-url", sink.url, "--config", str(config)])
+    with ThreadPoolExecutor(1) as pool:
+        started = pool.submit(srv.start)
+        cli.add_client("Fuzz Service", client_id=SERVICE, secret=SERVICE_SECRET, first_party=True,
+                       grant_types=["client_credentials", "refresh_token"], scopes=SERVICE_SCOPES)
+        started.result()
+    yield srv
+    srv.stop()
+
+
+def post(server: TesseraServer, path: str, data: dict | list, *, service: bool = False,
+         bearer: str | None = None) -> requests.Response:
+    """A form POST: as the service (HTTP Basic), or at the email-link endpoints as the app."""
+    headers = {}
+    if service:
+        headers["Authorization"] = basic(SERVICE, SERVICE_SECRET)
+    elif isinstance(data, dict) and "client_id" not in data and path.startswith("/emaillink/"):
+        data = {"client_id": APP, **data}
+    if bearer:
+        headers["Authorization"] = "Bearer " + bearer
+    return requests.post(server.issuer + path, data=data, headers=headers, timeout=30)
+
+
+def send_link(server: TesseraServer, sink: SMTPSink, email: str, *, service: bool = False) -> dict:
+    before = len(sink.to(email))
+    sent = post(server, "/emaillink/v1.0/send", {"email": email}, service=service)
+    assert sent.status_code == 200, sent.text
+    found = OOB_CODE.search(sink.next_to(email, before).text)
+    assert found, f"no oob_code in the email to {email}"
+    return {"email": email, "oob_code": found.group(1), "sent": sent}
+
+
+def sign_in_by_link(server: TesseraServer, sink: SMTPSink, name: str, *, service: bool = False) -> dict:
+    link = send_link(server, sink, unique(name), service=service)
+    done = post(server, "/emaillink/v1.0/complete", {"email": link["email"], "oob_code": link["oob_code"],
+                                                     "scope": USER_SCOPE}, service=service)
+    assert done.status_code == 200, done.text
+    return {**done.json(), "link": link, "response": done}
+
+
+@pytest.fixture(scope="module")
+def credentials(server, sink, apple, workdir) -> dict:
+    """Real credentials, made as apps make them, and written where the hooks read them.
+    User grants by email link: `service` for the happy-path tests, `fuzz` and `app` for
+    fuzzing, `revocable` for /revoke alone (so revocations don't end the others)."""
+    standin, _ = apple
+    with ThreadPoolExecutor(4) as pool:
+        grants = {name: pool.submit(sign_in_by_link, server, sink, name, service=name != "app")
+                  for name in ("service", "fuzz", "revocable", "app")}
+        links = [pool.submit(send_link, server, sink, unique("fuzz-link")) for _ in range(LINKS_FOR_FUZZING)]
+        client_credentials = post(server, "/token", {"grant_type": "client_credentials"}, service=True)
+        grants = {name: future.result() for name, future in grants.items()}
+        links = [future.result() for future in links]
+    assert client_credentials.status_code == 200, client_credentials.text
+    service_token = client_credentials.json()["access_token"]
+    apple_sign_ins = []
+    for n in range(APPLE_SIGN_INS_FOR_FUZZING):
+        account = standin.add_account(f"fuzz-{n}-{uuid.uuid4().hex[:6]}", unique(f"apple-{n}"), "Fuzz", f"User{n}")
+        given = standin.native_authorization(APPLE_APP, account, random_token(16))
+        apple_sign_ins.append({"subject_token": given["identity_token"], "nonce": given["raw_nonce"],
+                               "authorization_code": given["authorization_code"], "user": given["user"]})
+    fuzz, app, revocable = grants["fuzz"], grants["app"], grants["revocable"]
+    seeds = {
+        "app_id": APP, "service_id": SERVICE, "service_secret": SERVICE_SECRET, "user_scope": USER_SCOPE,
+        "links": [{"email": link["email"], "oob_code": link["oob_code"]} for link in links],
+        "app_access_token": app["access_token"],
+        "refresh_token": fuzz["refresh_token"],
+        # the service's own tokens (active), the app's (inactive for the service), its client_credentials token
+        "tokens": [fuzz["access_token"], fuzz["refresh_token"], app["access_token"], app["refresh_token"], service_token],
+        # userinfo: users' tokens (200), the client_credentials token (403), one /revoke may have ended (401)
+        "bearer_tokens": [fuzz["access_token"], app["access_token"], service_token, revocable["access_token"]],
+        "revocable": [revocable["access_token"], revocable["refresh_token"]],
+        "apple": apple_sign_ins,
+    }
+    path = workdir / "api-fuzz-seeds.json"
+    path.write_text(json.dumps(seeds))
+    return {"path": path, "grants": grants, "links": links, "client_credentials": client_credentials}
+
+
+# ---------------------------------------------------------------------------
+# The happy paths, and the errors next to them, against the documents
+
+
+def assert_conforms(document: Path, path: str, method: str, response: requests.Response) -> None:
+    """schemathesis' own response checks: status documented, content type, headers, schema."""
+    import schemathesis
+    from schemathesis import checks
+
+    operation = schemathesis.openapi.from_path(str(document))[path][method]
+    operation.Case().validate_response(response, checks=[
+        checks.status_code_conformance, checks.content_type_conformance, checks.response_headers_conformance,
+        checks.response_schema_conformance])
+
+
+def test_email_link_answers_match_the_email_link_document(server, credentials):
+    grant = credentials["grants"]["app"]
+    assert_conforms(EMAIL_LINK_DOC, "/emaillink/v1.0/send", "POST", grant["link"]["sent"])
+    assert_conforms(EMAIL_LINK_DOC, "/emaillink/v1.0/complete", "POST", grant["response"])
+    assert grant["is_new_user"] is True and grant["refresh_token"] and grant["id_token"], grant
+
+    used = post(server, "/emaillink/v1.0/complete", {"email": grant["link"]["email"], "oob_code": grant["link"]["oob_code"],
+                                                     "scope": USER_SCOPE})
+    assert (used.status_code, used.json().get("suberror")) == (400, "invalid_oob_code"), used.text
+    assert_conforms(EMAIL_LINK_DOC, "/emaillink/v1.0/complete", "POST", used)
+
+    link = credentials["links"][0]  # refused before it is used: it stays usable for the fuzzing
+    no_user = post(server, "/emaillink/v1.0/complete", {"email": link["email"], "oob_code": link["oob_code"],
+                                                        "scope": USER_SCOPE, "operation": "link"})
+    assert (no_user.status_code, no_user.json()["error"]) == (401, "invalid_token"), no_user.text
+    assert no_user.headers["WWW-Authenticate"].startswith("Bearer"), no_user.headers
+    assert_conforms(EMAIL_LINK_DOC, "/emaillink/v1.0/complete", "POST", no_user)
+
+    unauthenticated = post(server, "/emaillink/v1.0/send", {"client_id": SERVICE, "email": unique("x")})
+    assert (unauthenticated.status_code, unauthenticated.json()["error"]) == (401, "invalid_client"), unauthenticated.text
+    assert_conforms(EMAIL_LINK_DOC, "/emaillink/v1.0/send", "POST", unauthenticated)
+
+
+def test_oauth_answers_match_the_oauth_document(server, credentials):
+    grant = credentials["grants"]["service"]
+    assert_conforms(OAUTH_DOC, "/token", "POST", credentials["client_credentials"])
+    refreshed = post(server, "/token", {"grant_type": "refresh_token", "refresh_token": grant["refresh_token"]}, service=True)
+    assert refreshed.status_code == 200 and refreshed.json()["refresh_token"] != grant["refresh_token"], refreshed.text
+    assert_conforms(OAUTH_DOC, "/token", "POST", refreshed)
+    wrong = requests.post(server.issuer + "/token", data={"grant_type": "client_credentials"},
+                          headers={"Authorization": basic(SERVICE, "not the secret")}, timeout=30)
+    assert (wrong.status_code, wrong.json()["error"]) == (401, "invalid_client"), wrong.text
+    assert_conforms(OAUTH_DOC, "/token", "POST", wrong)
+
+    for token in (grant["access_token"], refreshed.json()["refresh_token"], random_token()):
+        introspected = post(server, "/introspect", {"token": token}, service=True)
+        assert introspected.status_code == 200, introspected.text
+        assert_conforms(OAUTH_DOC, "/introspect", "POST", introspected)
+    revoked = post(server, "/revoke", {"token": random_token()}, service=True)
+    assert revoked.status_code == 200 and not revoked.content, revoked.text
+    assert_conforms(OAUTH_DOC, "/revoke", "POST", revoked)
+
+    info = requests.get(server.issuer + "/userinfo", headers={"Authorization": "Bearer " + grant["access_token"]}, timeout=30)
+    assert info.status_code == 200 and info.json()["email"] == grant["email"], info.text
+    assert_conforms(OAUTH_DOC, "/userinfo", "GET", info)
+    without_openid = requests.post(server.issuer + "/userinfo", timeout=30,
+                                   data={"access_token": credentials["client_credentials"].json()["access_token"]})
+    assert without_openid.status_code == 403, without_openid.text
+    assert_conforms(OAUTH_DOC, "/userinfo", "POST", without_openid)
+
+
+def test_native_apple_token_exchange_answers_match_the_oauth_document(server, apple):
+    standin, _ = apple
+    account = standin.add_account("exchange-" + uuid.uuid4().hex[:6], unique("apple-exchange"), "Ann", "Apple")
+    given = standin.native_authorization(APPLE_APP, account, random_token(16))
+    data = {"grant_type": TOKEN_EXCHANGE, "subject_token": given["identity_token"], "subject_token_type": ID_TOKEN_TYPE,
+            "upstream_provider": "apple", "nonce": given["raw_nonce"], "authorization_code": given["authorization_code"],
+            "user": given["user"], "scope": USER_SCOPE}
+    exchanged = post(server, "/token", data, service=True)
+    assert exchanged.status_code == 200 and exchanged.json()["is_new_user"] is True, exchanged.text
+    assert_conforms(OAUTH_DOC, "/token", "POST", exchanged)
+    replayed = post(server, "/token", {**data, "user": ""}, service=True)
+    assert (replayed.status_code, replayed.json()["error"]) == (400, "invalid_grant"), replayed.text
+    assert_conforms(OAUTH_DOC, "/token", "POST", replayed)
+
+
+@pytest.mark.parametrize("path, form, as_service", [
+    pytest.param("/token", [("grant_type", "client_credentials"), ("scope", "api.read"), ("scope", "email")], True,
+                 id="token"),
+    pytest.param("/introspect", [("token", "first"), ("token", "second")], True, id="introspect"),
+    pytest.param("/revoke", [("token", "first"), ("token", "second")], True, id="revoke"),
+    pytest.param("/userinfo", [("access_token", "first"), ("access_token", "second")], False, id="userinfo"),
+    pytest.param("/emaillink/v1.0/send", [("client_id", APP), ("email", "a@example.com"), ("email", "b@example.com")],
+                 False, id="email-link-send"),
+    pytest.param("/emaillink/v1.0/complete", [("client_id", APP), ("email", "a@example.com"), ("oob_code", "x"),
+                                              ("scope", "openid"), ("scope", "email")], False, id="email-link-complete"),
+])
+def test_a_parameter_sent_twice_is_invalid_request(server, path, form, as_service):
+    answer = post(server, path, form, service=as_service)
+    error = answer.json().get("error") if answer.content else None
+    assert (answer.status_code, error) == (400, "invalid_request"), \
+        f"POST {path} {form}: {answer.status_code} {answer.text}"
+    assert_conforms(EMAIL_LINK_DOC if path.startswith("/emaillink/") else OAUTH_DOC, path, "POST", answer)
+
+
+KEY_CLIENT = "fuzz-key-client"
+KEY_ID = "fuzz-key-1"
+OUT_OF_RANGE = {"exp": 2**63 - 1, "nbf": -2**63, "iat": -2**63}
+
+
+@pytest.fixture(scope="module")
+def key_client(binary, workdir, server):
+    """A private_key_jwt client on the module's server."""
+    key = ECKey.generate_key("P-256")
+    public = key.as_dict(private=False)
+    public.update(kid=KEY_ID, use="sig", alg="ES256")
+    jwks = workdir / "api-fuzz-key-client-jwks.json"
+    jwks.write_text(json.dumps({"keys": [public]}))
+    CLI(binary, workdir / "api-fuzz.sqlite", workdir).add_client("Fuzz Key Client", client_id=KEY_CLIENT, jwks_file=jwks,
+                                                                grant_types=["client_credentials"], scopes=["api.read"])
+    return key
+
+
+@pytest.mark.parametrize("claim", sorted(OUT_OF_RANGE))
+def test_a_signed_client_assertion_with_a_time_out_of_range_is_invalid_client(server, key_client, claim):
+    now = int(time.time())
+    claims = {"iss": KEY_CLIENT, "sub": KEY_CLIENT, "aud": server.issuer, "iat": now, "exp": now + 120,
+              "jti": str(uuid.uuid4()), claim: OUT_OF_RANGE[claim]}
+    assertion = jwt.encode({"alg": "ES256", "kid": KEY_ID}, claims, key_client, algorithms=["ES256"])
+    form = {"grant_type": "client_credentials", "client_assertion_type": JWT_BEARER, "client_assertion": assertion}
+    try:
+        answer = requests.post(server.issuer + "/token", data=form, timeout=30)
+    except requests.ConnectionError:
+        pytest.fail(f"tessera serve died on a signed client assertion with {claim}={OUT_OF_RANGE[claim]}")
+    assert (answer.status_code, answer.json()["error"]) == (401, "invalid_client"), answer.text
+    assert_conforms(OAUTH_DOC, "/token", "POST", answer)
+    assert requests.get(server.issuer + "/health", timeout=10).status_code == 200
+
+
+# ---------------------------------------------------------------------------
+# Fuzzing
+
+
+def run_schemathesis(document: Path, server: TesseraServer, credentials: dict, workdir: Path, name: str) -> dict[str, Counter]:
+    """`schemathesis run` over one document with this module as its hooks; returns the
+    statuses answered to the generated cases, per operation."""
+    events = workdir / f"{name}-fuzz.ndjson"
+    # One worker: with two, schemathesis 4.32 leaves one operation of these small documents
+    # out of the fuzzing phase (0 cases); the run is short either way.
+    command = [str(Path(sys.executable).with_name("schemathesis")), "run", str(document), "--url", server.issuer,
+               "--checks", CHECKS, "--max-examples", str(FUZZ_EXAMPLES), "--phases", "examples,coverage,fuzzing",
+               "--seed", FUZZ_SEED, "--no-shrink", "--generation-database", "none", "--workers", "1",
+               "--request-timeout", "30", "--no-color", "--report", "junit,ndjson",
+               "--report-junit-path", str(workdir / f"{name}-fuzz-junit.xml"), "--report-ndjson-path", str(events)]
+    env = {**os.environ, "SCHEMATHESIS_HOOKS": Path(__file__).stem, SEEDS_ENV: str(credentials["path"]),
+           "PYTHONPATH": str(Path(__file__).parent) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, (f"schemathesis found problems:\n{done.stdout[-8000:]}\n{done.stderr[-3000:]}\n"
+                                  f"tessera serve's log, last lines:\n{server.log()[-3000:]}")
+    answers = answers_per_operation(events)
+    generated = re.search(r"(\d+) generated", done.stdout)
+    assert generated and int(generated.group(1)) == sum(sum(c.values()) for c in answers.values()), done.stdout[-2000:]
+    for label, statuses in sorted(answers.items()):
+        print(f"{name}: {label}: {sum(statuses.values())} cases, answers {dict(sorted(statuses.items(), key=str))}")
+    return answers
+
+
+def answers_per_operation(events: Path) -> dict[str, Counter]:
+    """From the NDJSON event report: each operation's generated cases, by the status answered."""
+    answers: dict[str, Counter] = {}
+    for line in events.read_text().splitlines():
+        finished = json.loads(line).get("ScenarioFinished")
+        if not finished:
+            continue
+        recorder = finished["recorder"]
+        statuses = answers.setdefault(recorder["label"], Counter())
+        for case_id in recorder.get("cases", {}):
+            response = (recorder.get("interactions", {}).get(case_id) or {}).get("response") or {}
+            statuses[response.get("status_code", "no answer")] += 1
+    return answers
+
+
+def assert_reached(answers: dict[str, Counter], expected: dict[str, tuple[int, ...]]) -> None:
+    """Every operation was fuzzed FUZZ_EXAMPLES times at least and got each of these answers:
+    the hooks' credentials took requests past client authentication."""
+    for label, statuses in expected.items():
+        got = answers.get(label, Counter())
+        assert sum(got.values()) >= FUZZ_EXAMPLES, f"{label}: only {sum(got.values())} cases"
+        missing = [status for status in statuses if not got[status]]
+        assert not missing, f"{label} never answered {missing}: {dict(got)}"
+
+
+def test_fuzzed_email_link_requests_never_get_a_server_error_and_match_the_document(server, credentials, workdir):
+    answers = run_schemathesis(EMAIL_LINK_DOC, server, credentials, workdir, "email-link")
+    assert_reached(answers, {"POST /emaillink/v1.0/send": (200, 400), "POST /emaillink/v1.0/complete": (200, 400)})
+
+
+def test_fuzzed_oauth_requests_never_get_a_server_error_and_match_the_document(server, credentials, workdir):
+    answers = run_schemathesis(OAUTH_DOC, server, credentials, workdir, "oauth")
+    assert_reached(answers, {"POST /token": (200, 400, 401), "POST /introspect": (200, 400, 401),
+                             "POST /revoke": (200, 400, 401), "GET /userinfo": (200, 401), "POST /userinfo": (200, 401)})
+
+
+# ---------------------------------------------------------------------------
+# The hooks, when schemathesis imports this module (SCHEMATHESIS_HOOKS)
+
+
+def _install_fuzz_hooks(seeds_path: Path) -> None:
+    import schemathesis
+
+    seeds = json.loads(seeds_path.read_text())
+    lock = threading.Lock()
+    pools = {"links": list(seeds["links"]), "apple": list(seeds["apple"]), "refresh_token": seeds["refresh_token"]}
+
+    def dice(case) -> random.Random:
+        """A die per request, seeded with its content: the same run makes the same choices."""
+        text = repr((case.operation.label, case.body, case.query, sorted((case.headers or {}).items(), key=str)))
+        return random.Random(zlib.crc32(text.encode()))
+
+    def take(name: str):
+        with lock:
+            return pools[name].pop() if pools[name] else None
+
+    @schemathesis.auth(refresh_interval=None).apply_to(path_regex=r"^/(token|introspect|revoke)$")
+    class ServiceBasic:
+        """The confidential service's HTTP Basic credentials, in three requests in four."""
+
+        def get(self, case, context):
+            return (seeds["service_id"], seeds["service_secret"]) if dice(case).random() < 0.75 else None
+
+        def set(self, case, data, context):
+            case.headers = {**(case.headers or {}), "Authorization": basic(*data)}
+            if isinstance(case.body, dict):
+                for name in CLIENT_AUTH_FIELDS:
+                    case.body.pop(name, None)
+
+    @schemathesis.auth(refresh_interval=None).apply_to(path="/userinfo")
+    class UserBearer:
+        """A real access token in three requests in four, in the header or the form."""
+
+        def get(self, case, context):
+            die = dice(case)
+            return die.choice(seeds["bearer_tokens"]) if die.random() < 0.75 else None
+
+        def set(self, case, data, context):
+            if isinstance(case.body, dict) and "access_token" in case.body and dice(case).random() < 0.5:
+                case.body["access_token"] = data
+                return
+            if isinstance(case.body, dict):
+                case.body.pop("access_token", None)
+            case.headers = {**(case.headers or {}), "Authorization": "Bearer " + data}
+
+    @schemathesis.auth(refresh_interval=None).apply_to(path="/emaillink/v1.0/complete")
+    class LinkingUser:
+        """`link` and `reauthenticate` need the signed-in user's access token: the app's user."""
+
+        def get(self, case, context):
+            body = case.body if isinstance(case.body, dict) else {}
+            wanted = body.get("operation") in ("link", "reauthenticate")
+            return seeds["app_access_token"] if wanted and dice(case).random() < 0.75 else None
+
+        def set(self, case, data, context):
+            case.headers = {**(case.headers or {}), "Authorization": "Bearer " + data}
+
+    @schemathesis.hook
+    def before_call(context, case, kwargs):
+        body = case.body
+        if not isinstance(body, dict):
+            return
+        die = dice(case)
+        path = case.operation.path
+        if path.startswith("/emaillink/"):
+            basic_sent = str((case.headers or {}).get("Authorization", "")).startswith("Basic")
+            if "client_id" in body and not basic_sent and die.random() < 0.75:
+                body["client_id"] = seeds["app_id"]
+                body.pop("client_secret", None)
+            if path.endswith("/complete") and body.get("client_id") == seeds["app_id"] and die.random() < 0.5:
+                link = take("links")
+                if link is not None:
+                    body.update(email=link["email"], scope=die.choice([seeds["user_scope"], "openid", body.get("scope", "")]))
+                    if die.random() < 0.5:
+                        body["oob_code"] = link["oob_code"]
+                        body.pop("link", None)
+                    else:
+                        body["link"] = f"https://id.example.com/emaillink/v1.0/signin?mode=signIn&oob_code={link['oob_code']}"
+                        body.pop("oob_code", None)
+        elif path == "/token" and die.random() < 0.6:
+            if body.get("grant_type") == "refresh_token":
+                with lock:
+                    body["refresh_token"] = pools["refresh_token"]
+                if die.random() < 0.5:
+                    body.pop("scope", None)
+            elif body.get("grant_type") == TOKEN_EXCHANGE:
+                body["upstream_provider"] = "apple"
+                sign_in = take("apple") if die.random() < 0.5 else None
+                if sign_in is not None:
+                    body.update(subject_token_type=ID_TOKEN_TYPE, scope=seeds["user_scope"],
+                                **{k: v for k, v in sign_in.items() if v is not None})
+        elif path == "/introspect" and "token" in body and die.random() < 0.6:
+            body["token"] = die.choice(seeds["tokens"])
+        elif path == "/revoke" and "token" in body and die.random() < 0.6:
+            body["token"] = die.choice(seeds["revocable"])
+
+    @schemathesis.hook
+    def after_call(context, case, response):
+        """Keeps the rotated refresh token, so that later refreshes can succeed too."""
+        if case.operation.path != "/token" or response.status_code != 200 or not isinstance(case.body, dict) \
+                or case.body.get("grant_type") != "refresh_token":
+            return
+        try:
+            rotated = json.loads(response.content).get("refresh_token")
+        except ValueError:
+            return
+        if rotated:
+            with lock:
+                pools["refresh_token"] = rotated
+
+
+if os.environ.get(SEEDS_ENV) and os.environ.get("SCHEMATHESIS_HOOKS") == Path(__file__).stem:
+    _install_fuzz_hooks(Path(os.environ[SEEDS_ENV]))
