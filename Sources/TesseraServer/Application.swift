@@ -23,6 +23,7 @@ public func buildApplication(provider: Provider, onRunning: @escaping @Sendable 
 public func buildRouter(provider: Provider) throws -> Router<TesseraRequestContext> {
     let router = Router(context: TesseraRequestContext.self)
     router.add(middleware: SecurityHeadersMiddleware(strictTransportSecurity: provider.configuration.secureCookies))
+    router.add(middleware: ClientAddressMiddleware(trustedProxies: provider.configuration.trustedProxies))
     try DiscoveryEndpoint(provider: provider).register(on: router, provider: provider)
     AuthorizationEndpoint(provider: provider).register(on: router)
     TokenEndpoint(provider: provider).register(on: router)

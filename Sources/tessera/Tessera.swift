@@ -134,6 +134,9 @@ struct ProtectionOptions: ParsableArguments {
     @Option(help: "A request head must arrive within this long of its first byte (default 10s).") var requestHeadTimeout: String?
     @Option(help: "Largest request head in bytes (default 16384).") var maxHeaderBytes: Int?
     @Option(help: "Most header fields in a request (default 100).") var maxHeaderCount: Int?
+    @Option(help: ArgumentHelp("A reverse proxy (address or CIDR range) whose Forwarded / X-Forwarded-For headers name the client (repeatable).",
+                               discussion: "Without it those headers are ignored and the proxy's address counts as the client's."))
+    var trustedProxy: [String] = []
 
     var flags: [String: String] {
         var flags: [String: String] = [:]
@@ -141,6 +144,7 @@ struct ProtectionOptions: ParsableArguments {
         flags["request-head-timeout"] = requestHeadTimeout
         flags["max-header-bytes"] = maxHeaderBytes.map(String.init)
         flags["max-header-count"] = maxHeaderCount.map(String.init)
+        if !trustedProxy.isEmpty { flags["trusted-proxy"] = trustedProxy.joined(separator: ",") }
         return flags
     }
 }

@@ -31,6 +31,8 @@ public struct ServerConfiguration: Sendable {
     public var enumerationProtection = true
     /// Connection timeouts and request-head size limits.
     public var connectionLimits = ConnectionLimits()
+    /// Reverse proxies whose `Forwarded` / `X-Forwarded-For` headers name the client.
+    public var trustedProxies = TrustedProxies()
 
     public var accessTokenLifetime: Int64 = 900
     public var idTokenLifetime: Int64 = 3600

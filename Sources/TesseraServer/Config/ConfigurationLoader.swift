@@ -15,7 +15,7 @@ public struct ConfigurationLoader {
         "login-failures-per-account", "login-failures-per-address",
         "otp-length", "otp-lifetime", "otp-max-attempts", "otp-resend-interval", "otp-per-email-per-hour", "otp-per-address-per-hour",
         "continuation-token-lifetime", "signup-password", "signup-attributes", "email-link-lifetime", "upstream-providers",
-        "idle-timeout", "request-head-timeout", "max-header-bytes", "max-header-count",
+        "idle-timeout", "request-head-timeout", "max-header-bytes", "max-header-count", "trusted-proxy",
     ]
 
     var values: [String: String] = [:]
@@ -49,6 +49,11 @@ public struct ConfigurationLoader {
             case .string(let string): result[name] = string
             case .bool(let flag): result[name] = flag ? "true" : "false"
             case .int(let number): result[name] = String(number)
+            case .array(let values) where name == "trusted-proxy":
+                guard values.allSatisfy({ $0.stringValue != nil }) else {
+                    throw ConfigurationError("config file \(path): '\(key)' must be an array of strings")
+                }
+                result[name] = values.compactMap(\.stringValue).joined(separator: ",")
             case .array where name == "signup-attributes" || name == "upstream-providers":
                 result[name] = String(decoding: try CanonicalJSON.encode(value), as: UTF8.self)
             default: throw ConfigurationError("config file \(path): '\(key)' must be a string, whole number or boolean")
@@ -99,6 +104,7 @@ public struct ConfigurationLoader {
             configuration.connectionLimits.requestHeadTimeout = try Self.duration(value, "request-head-timeout")
         }
         if let value = self["max-header-bytes"] { configuration.connectionLimits.maxHeaderBytes = try Self.integer(value, "max-header-bytes") }
+        if let value = self["trusted-proxy"] { configuration.trustedProxies = try TrustedProxies(parsing: value) }
         if let value = self["max-header-count"] { configuration.connectionLimits.maxHeaderCount = try Self.integer(value, "max-header-count") }
         if let value = self["upstream-providers"] { configuration.upstreamProviders = try UpstreamProviderSettings.parse(value) }
         if let value = self["email-link-lifetime"] { configuration.emailLinkLifetime = try Self.duration(value, "email-link-lifetime") }

@@ -82,7 +82,7 @@ struct AccountEndpoint {
                                                        intro: language.text(.sessionExpired)), status: .badRequest)
         }
         switch try await provider.passwordSignIn.signIn(email: form["email"] ?? "", password: form["password"] ?? "",
-                                                        clientAddress: context.remoteAddress) {
+                                                        clientAddress: context.addressKey) {
         case .success(let user):
             let (_, cookie) = try await BrowserSessions(provider: provider).create(userID: user.id, amr: ["pwd"], replacing: request)
             var response = Responses.redirect("/account", status: .seeOther)

@@ -47,7 +47,7 @@ struct AuthorizationEndpoint {
         guard csrf.isValid(form["csrf_token"], request: request) else { return expiredPage(request, language: language) }
         let email = (form["email"] ?? "").trimmingCharacters(in: .whitespaces).lowercased()
         let user: User
-        switch try await provider.passwordSignIn.signIn(email: email, password: form["password"] ?? "", clientAddress: context.remoteAddress) {
+        switch try await provider.passwordSignIn.signIn(email: email, password: form["password"] ?? "", clientAddress: context.addressKey) {
         case .success(let found):
             user = found
         case .failure(let failure):

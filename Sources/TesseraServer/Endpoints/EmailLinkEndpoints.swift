@@ -252,7 +252,7 @@ struct EmailLinkEndpoints {
         let device = SecureRandom.token()
         let sendRequest = EmailLinks.SendRequest(email: email, language: language, interaction: interaction, deviceHash: tokenHash(device))
         do {
-            try await links.send(sendRequest, client: client, clientAddress: context.remoteAddress)
+            try await links.send(sendRequest, client: client, clientAddress: context.addressKey)
         } catch let error as NativeAuthError where error.error == "slow_down" {
             return authorization.loginPage(pending, client: client, interaction: interaction, request: request, email: email,
                                            message: language.text(.linkSendThrottled), status: .tooManyRequests)

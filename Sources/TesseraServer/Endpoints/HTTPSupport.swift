@@ -4,15 +4,34 @@ import Hummingbird
 import NIOCore
 import TesseraCore
 
-/// The request context of every Tessera route: Hummingbird's core plus the client address
-/// (for throttling).
+/// The request context of every Tessera route: Hummingbird's core plus the client's address
+/// (for throttling): the peer's, or — from a trusted proxy — the one its headers name
+/// (``ClientAddressMiddleware``).
 public struct TesseraRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
-    public let remoteAddress: String
+    public var clientAddress: IPAddress?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        remoteAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
+        clientAddress = source.channel.remoteAddress?.ipAddress.flatMap { IPAddress($0) }
+    }
+
+    /// What the client's requests are counted under: its IPv4 address, or its IPv6 /64.
+    public var addressKey: String { clientAddress?.throttleKey ?? "unknown" }
+}
+
+/// Replaces the peer's address by the client's one named in `Forwarded` / `X-Forwarded-For`
+/// when the peer is a trusted proxy (`--trusted-proxy`); from anyone else those headers are ignored.
+struct ClientAddressMiddleware: RouterMiddleware {
+    typealias Context = TesseraRequestContext
+    let trustedProxies: TrustedProxies
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard !trustedProxies.ranges.isEmpty else { return try await next(request, context) }
+        var context = context
+        context.clientAddress = trustedProxies.clientAddress(peer: context.clientAddress, forwarded: request.headers[.forwarded],
+                                                             xForwardedFor: request.headers[.xForwardedFor])
+        return try await next(request, context)
     }
 }
 
@@ -73,6 +92,8 @@ extension HTTPField.Name {
     static let xFrameOptions = HTTPField.Name("X-Frame-Options")!
     static let xContentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
     static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
+    static let forwarded = HTTPField.Name("Forwarded")!
+    static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
 }
 
 enum Responses {

@@ -121,7 +121,7 @@ struct NativeAuthEndpoints {
             if let name = parameters.duplicates.sorted().first {
                 throw NativeAuthError.invalidRequest("The \(name) parameter was sent more than once.")
             }
-            let caller = NativeAuthenticator.Caller(client: try await client(parameters, request: request), address: context.remoteAddress,
+            let caller = NativeAuthenticator.Caller(client: try await client(parameters, request: request), address: context.addressKey,
                                                     language: PageLanguage.negotiate(
                                                         uiLocales: (parameters["ui_locales"] ?? "").split(separator: " ").map(String.init),
                                                         acceptLanguage: request.headers[.acceptLanguage]))
