@@ -152,7 +152,7 @@ struct AuthorizationTests {
 
     @Test("wrong email and wrong password read the same; repeated failures are throttled")
     func credentials() async throws {
-        try await withApp(configure: { $0.maxFailuresPerAccount = 3 }) { _, browser in
+        try await withApp(configure: { $0.loginLimits.perAccountAndAddress = 3 }) { _, browser in
             let page = try await browser.request(codeRequest())
             let unknown = try await browser.login(page, email: "nobody@example.com", password: "correct horse")
             let wrong = try await browser.login(page, email: "alice@example.com", password: "wrong")

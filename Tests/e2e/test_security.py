@@ -301,3 +301,53 @@ def test_an_https_issuer_sets_a_host_prefixed_secure_csrf_cookie(https_issuer):
     cookies = [c for c in page.headers.get("Set-Cookie", "").split(", ") if "csrf" in c]
     assert cookies and cookies[0].startswith("__Host-tessera_csrf="), page.headers.get("Set-Cookie")
     assert "Secure" in cookies[0] and "Path=/" in cookies[0] and "Domain" not in cookies[0], cookies
+
+
+# ---------------------------------------------------------------------------
+# Medium 5: lockout is not a weapon, and limits work behind a proxy
+
+
+@pytest.fixture(scope="module")
+def behind_proxy(binary, workdir):
+    """A server behind a reverse proxy at 127.0.0.1 (every test request comes from there)."""
+    database = workdir / "behind-proxy.sqlite"
+    cli = CLI(binary, database, workdir)
+    cli.add_user("owner@example.com", OWNER_PASSWORD)
+    server = TesseraServer(binary, database, workdir, name="behind-proxy", args=["--trusted-proxy", "127.0.0.1"]).start()
+    yield server
+    server.stop()
+
+
+def password_login(issuer: str, email: str, password: str, client_address: str | None = None,
+                   browser: requests.Session | None = None) -> requests.Response:
+    """The account page's password form, as a browser behind the proxy at `client_address` posts it."""
+    browser = browser or requests.Session()
+    headers = {"X-Forwarded-For": client_address} if client_address else {}
+    page = parse_page(browser.get(issuer + "/account", headers=headers, timeout=10).text)
+    form = page.form("/account/login")
+    return browser.post(issuer + "/account/login", data={**form.fields, "email": email, "password": password},
+                        headers=headers, allow_redirects=False, timeout=30)
+
+
+def test_wrong_passwords_from_one_address_do_not_lock_the_owner_out_elsewhere(behind_proxy):
+    issuer = behind_proxy.issuer
+    for _ in range(5):
+        assert password_login(issuer, "owner@example.com", "an attacker's guess", "198.51.100.1").status_code == 401
+    assert password_login(issuer, "owner@example.com", OWNER_PASSWORD, "198.51.100.1").status_code == 429, \
+        "the attacker's address is locked out of the account"
+    owner = password_login(issuer, "owner@example.com", OWNER_PASSWORD, "203.0.113.7")
+    assert owner.status_code == 303, "the owner, elsewhere, is not"
+    assert any(c.startswith("tessera_device=") for c in set_cookies(owner)), "a browser that signed in is remembered"
+
+
+def test_forwarding_headers_from_an_untrusted_peer_are_ignored(sec):
+    issuer, victim = sec["server"].issuer, unique("spoofed")
+    sec["cli"].add_user(victim, OWNER_PASSWORD)
+    # Rotating X-Forwarded-For doesn't make five more guesses: the server isn't behind a proxy.
+    for i in range(5):
+        assert password_login(issuer, victim, "guess", f"198.51.100.{i}").status_code == 401
+    assert password_login(issuer, victim, OWNER_PASSWORD, "203.0.113.99").status_code == 429
+
+
+def set_cookies(response: requests.Response) -> list[str]:
+    return [value for key, value in response.raw.headers.items() if key.lower() == "set-cookie"]

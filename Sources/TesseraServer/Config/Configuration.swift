@@ -42,10 +42,8 @@ public struct ServerConfiguration: Sendable {
     public var interactionLifetime: Int64 = 1800
     public var passwordHashing = ScryptParameters.owasp
 
-    /// Failed sign-ins allowed per account, and per client address, within ``failureWindow`` seconds.
-    public var maxFailuresPerAccount = 5
-    public var maxFailuresPerAddress = 20
-    public var failureWindow: Int64 = 900
+    /// Failed password sign-ins allowed per account and address, per address, and per account.
+    public var loginLimits = LoginLimits()
 
     /// The native sign-in API: one-time codes, continuation tokens, sign-up requirements.
     public var nativeAuth = NativeAuthSettings()

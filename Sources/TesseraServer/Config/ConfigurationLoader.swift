@@ -12,7 +12,7 @@ public struct ConfigurationLoader {
         "host", "port", "issuer", "database", "config", "smtp-url", "mail-from", "dev", "demo", "enumeration-protection",
         "signing-algorithm", "master-key", "key-grace-period", "access-token-lifetime", "id-token-lifetime",
         "refresh-token-lifetime", "authorization-code-lifetime", "session-lifetime",
-        "login-failures-per-account", "login-failures-per-address",
+        "login-failures-per-account", "login-failures-per-address", "login-failures-per-account-total",
         "otp-length", "otp-lifetime", "otp-max-attempts", "otp-resend-interval", "otp-per-email-per-hour", "otp-per-address-per-hour",
         "continuation-token-lifetime", "signup-password", "signup-attributes", "email-link-lifetime", "upstream-providers",
         "idle-timeout", "request-head-timeout", "max-header-bytes", "max-header-count", "trusted-proxy",
@@ -92,10 +92,13 @@ public struct ConfigurationLoader {
             configuration.authorizationCodeLifetime = try Self.duration(value, "authorization-code-lifetime")
         }
         if let value = self["login-failures-per-account"] {
-            configuration.maxFailuresPerAccount = try Self.integer(value, "login-failures-per-account")
+            configuration.loginLimits.perAccountAndAddress = try Self.integer(value, "login-failures-per-account")
         }
         if let value = self["login-failures-per-address"] {
-            configuration.maxFailuresPerAddress = try Self.integer(value, "login-failures-per-address")
+            configuration.loginLimits.perAddress = try Self.integer(value, "login-failures-per-address")
+        }
+        if let value = self["login-failures-per-account-total"] {
+            configuration.loginLimits.perAccount = try Self.integer(value, "login-failures-per-account-total")
         }
         if let value = self["session-lifetime"] { configuration.sessionLifetime = try Self.duration(value, "session-lifetime") }
         try readNativeAuth(into: &configuration.nativeAuth)

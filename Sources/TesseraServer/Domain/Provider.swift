@@ -23,6 +23,8 @@ public final class Provider: Sendable {
     let pages: PageRenderer
     /// The hosted forms' CSRF tokens (keyed by a secret shared by every node through the database).
     let csrf: CSRF
+    /// Browsers where users signed in with their password (signed with the same secret, another label).
+    let deviceCookies: DeviceCookies
     /// Sends email through the outbox: over SMTP with `--smtp-url`, to the log without.
     public let mailer: any Mailer
     let mailTemplates: MailTemplates
@@ -78,13 +80,10 @@ public final class Provider: Sendable {
         tokenIntrospection = TokenIntrospection(issuer: issuer, grants: store, accessTokens: accessTokens,
                                                 tokenIssuer: tokenIssuer, clock: clock)
         let userTokens = UserGrantTokens(issuer: tokenIssuer, users: store)
-        passwordSignIn = PasswordSignIn(
-            users: store, passwords: passwords,
-            accountThrottle: FailureThrottle(limit: configuration.maxFailuresPerAccount, window: configuration.failureWindow),
-            addressThrottle: FailureThrottle(limit: configuration.maxFailuresPerAddress, window: configuration.failureWindow),
-            clock: clock)
+        passwordSignIn = PasswordSignIn(users: store, passwords: passwords, limits: configuration.loginLimits, clock: clock)
         pages = try PageRenderer()
         csrf = CSRF(key: SymmetricKey(data: Data(csrfSecret.utf8)), secure: configuration.secureCookies)
+        deviceCookies = DeviceCookies(key: SymmetricKey(data: Data(csrfSecret.utf8)), secure: configuration.secureCookies)
         let mailDomain = MailAddress.domain(ofIssuer: issuer)
         let transport: any MailTransport = if let smtpURL = configuration.smtpURL {
             try SMTPTransport(settings: SMTPSettings(parsing: smtpURL), clientName: mailDomain, logger: logger)

@@ -82,11 +82,12 @@ struct AccountEndpoint {
                                                        intro: language.text(.sessionExpired)), status: .badRequest)
         }
         switch try await provider.passwordSignIn.signIn(email: form["email"] ?? "", password: form["password"] ?? "",
-                                                        clientAddress: context.addressKey) {
+                                                        from: .init(address: context.addressKey, device: provider.deviceCookies.device(in: request))) {
         case .success(let user):
             let (_, cookie) = try await BrowserSessions(provider: provider).create(userID: user.id, amr: ["pwd"], replacing: request)
             var response = Responses.redirect("/account", status: .seeOther)
             response.setCookie(cookie)
+            response.setCookie(provider.deviceCookies.cookie(for: user.id))
             return response
         case .failure(let failure):
             var response = try await account(request, message: language.text(failure == .throttled ? .throttled : .badCredentials))

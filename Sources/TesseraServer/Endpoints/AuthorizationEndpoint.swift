@@ -47,7 +47,8 @@ struct AuthorizationEndpoint {
         guard csrf.isValid(form["csrf_token"], request: request) else { return expiredPage(request, language: language) }
         let email = (form["email"] ?? "").trimmingCharacters(in: .whitespaces).lowercased()
         let user: User
-        switch try await provider.passwordSignIn.signIn(email: email, password: form["password"] ?? "", clientAddress: context.addressKey) {
+        switch try await provider.passwordSignIn.signIn(email: email, password: form["password"] ?? "",
+                                                        from: .init(address: context.addressKey, device: provider.deviceCookies.device(in: request))) {
         case .success(let found):
             user = found
         case .failure(let failure):
@@ -60,6 +61,7 @@ struct AuthorizationEndpoint {
         let outcome = try await authorizer.decide(authorization, client: client, session: session, signedInNow: true, interaction: interaction)
         var response = respond(outcome, request: request, locales: authorization.uiLocales, afterPost: true, session: cookie.value)
         response.setCookie(cookie)
+        response.setCookie(provider.deviceCookies.cookie(for: user.id))
         if case .respond = outcome { try await authorizer.finish(interaction) }
         return response
     }
@@ -179,6 +181,40 @@ struct CSRF {
         let binding = (session?.isEmpty ?? true) ? "" : tokenHash(session!)
         let mac = HMAC<SHA256>.authenticationCode(for: Data((cookie + "|" + binding).utf8), using: key)
         return Base64URL.encode(Data(mac))
+    }
+}
+
+/// Device cookies (OWASP's defence against lockout as a weapon): a browser where a user signed
+/// in with their password gets a cookie naming that user, signed by the provider. Later
+/// attempts from that browser count against it alone, not against the account's or the
+/// address's limits, so an attacker's wrong guesses elsewhere never lock the owner out of a
+/// browser they use. The cookie carries no secret of the user's; it says "this browser".
+struct DeviceCookies {
+    let key: SymmetricKey
+    let secure: Bool
+    static let lifetime = 180 * 86_400
+
+    var name: String { secure ? "__Host-tessera_device" : "tessera_device" }
+
+    /// The device the request's cookie proves, if its signature holds.
+    func device(in request: Request) -> KnownDevice? {
+        guard let value = request.cookies[name]?.value, value.count <= 256 else { return nil }
+        let parts = value.split(separator: ".")
+        guard parts.count == 3 else { return nil }
+        let (user, id) = (String(parts[0]), String(parts[1]))
+        guard constantTimeEquals(Array(signature(user: user, id: id).utf8), Array(parts[2].utf8)) else { return nil }
+        return KnownDevice(userID: user, id: id)
+    }
+
+    /// A new device cookie for `userID`, set when they sign in with their password.
+    func cookie(for userID: String) -> Cookie {
+        let id = SecureRandom.token(bytes: 16)
+        return Cookie(name: name, value: "\(userID).\(id).\(signature(user: userID, id: id))", maxAge: Self.lifetime, path: "/",
+                      secure: secure, httpOnly: true, sameSite: .lax)
+    }
+
+    func signature(user: String, id: String) -> String {
+        Base64URL.encode(Data(HMAC<SHA256>.authenticationCode(for: Data("device-cookie|\(user)|\(id)".utf8), using: key)))
     }
 }
 

@@ -135,7 +135,8 @@ struct FederationEndpoints {
             return authorization.expiredPage(request, language: language)
         }
         let name = federation.upstreams[pending.identity.providerID]?.settings.name ?? pending.identity.providerID
-        switch try await provider.passwordSignIn.signIn(email: owner.email, password: form["password"] ?? "", clientAddress: context.addressKey) {
+        switch try await provider.passwordSignIn.signIn(email: owner.email, password: form["password"] ?? "",
+                                                        from: .init(address: context.addressKey, device: provider.deviceCookies.device(in: request))) {
         case .success(let user):
             guard try await federation.completeLink(pending, token: token, signedIn: user) else {
                 return Responses.html(pages.message(language: language, title: .errorTitle, message: .identityInUse), status: .conflict)

@@ -201,7 +201,7 @@ struct NativeAuthenticator: Sendable {
         case "password":
             let (flow, token) = try await currentFlow(parameters, .signIn, caller: caller, steps: [.passwordRequested], invalid: "invalid_grant")
             let password = try required(parameters, "password")
-            switch try await passwordSignIn.signIn(email: flow.email, password: password, clientAddress: caller.address) {
+            switch try await passwordSignIn.signIn(email: flow.email, password: password, from: .init(address: caller.address)) {
             case .success(let user):
                 return try await issueTokens(flow, userID: user.id, amr: ["pwd"], from: token, parameters: parameters, caller: caller)
             case .failure(.badCredentials):
