@@ -3,6 +3,8 @@ import Foundation
 /// A JSON value, used for JWT claim sets and other open-ended JSON objects.
 public enum JSONValue: Sendable, Hashable, Codable {
     case string(String)
+    /// A decoded number is `.int` whenever its value is a whole number that fits, however it
+    /// is written (`1.0`, `1e2`, a fraction below `Double`'s precision), so re-encoding never changes the case.
     case int(Int64)
     case double(Double)
     case bool(Bool)
@@ -15,7 +17,7 @@ public enum JSONValue: Sendable, Hashable, Codable {
         if container.decodeNil() { self = .null }
         else if let value = try? container.decode(Bool.self) { self = .bool(value) }
         else if let value = try? container.decode(Int64.self) { self = .int(value) }
-        else if let value = try? container.decode(Double.self) { self = .double(value) }
+        else if let value = try? container.decode(Double.self) { self = Int64(exactly: value).map(JSONValue.int) ?? .double(value) }
         else if let value = try? container.decode(String.self) { self = .string(value) }
         else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
         else { self = .object(try container.decode([String: JSONValue].self)) }

@@ -29,9 +29,11 @@ public struct JWKSet: Codable, Sendable, Hashable {
     public var keys: [JWK]
     public init(keys: [JWK]) { self.keys = keys }
 
-    /// Decodes either a JWK Set (`{"keys": [...]}`) or a single JWK.
+    /// Decodes either a JWK Set (`{"keys": [...]}`) or a single JWK; a member name that
+    /// appears twice in one object is refused (RFC 7517 §4).
     public static func parse(_ data: Data) throws -> JWKSet {
-        if let set = try? JSONDecoder().decode(JWKSet.self, from: data) { return set }
-        return JWKSet(keys: [try JSONDecoder().decode(JWK.self, from: data)])
+        let set = try (try? JSONDecoder().decode(JWKSet.self, from: data)) ?? JWKSet(keys: [JSONDecoder().decode(JWK.self, from: data)])
+        guard !JSONMemberNames.containDuplicates(data) else { throw JOSEError.invalidKey("a member name appears twice in the JWK Set") }
+        return set
     }
 }

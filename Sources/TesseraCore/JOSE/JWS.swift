@@ -33,6 +33,9 @@ public struct JWT: Sendable {
         guard let claims = try? JSONDecoder().decode([String: JSONValue].self, from: payloadData) else {
             throw JOSEError.malformed("payload is not a JSON object")
         }
+        if JSONMemberNames.containDuplicates(headerData) || JSONMemberNames.containDuplicates(payloadData) {
+            throw JOSEError.malformed("a member name appears twice in the header or payload")
+        }
         if header["crit"] != nil { throw JOSEError.malformed("critical header parameters are not supported") }
         self.header = header
         self.claims = claims
