@@ -51,7 +51,8 @@ let shopRedirect = "https://shop.example.com/callback"
 
 /// An upstream Tessera served over loopback HTTP (Alice lives there) and a downstream Tessera
 /// (in process) that lets its users sign in with it as "Corp ID".
-func withFederation(_ body: @Sendable @escaping (LiveProvider, Provider, RouterBrowser) async throws -> Void) async throws {
+func withFederation(configure: @Sendable @escaping (inout ServerConfiguration) -> Void = { _ in },
+                    _ body: @Sendable @escaping (LiveProvider, Provider, RouterBrowser) async throws -> Void) async throws {
     try await withLiveProvider { upstream in
         var registration = Provider.ClientRegistration(name: "Downstream", redirectURIs: [downstreamCallback])
         registration.id = "downstream"
@@ -67,6 +68,7 @@ func withFederation(_ body: @Sendable @escaping (LiveProvider, Provider, RouterB
             [{"id": "corp", "type": "oidc", "name": "Corp ID", "issuer": "\(upstream.provider.issuer)",
               "client_id": "downstream", "client_secret": "\(webSecret)"}]
             """)
+        configure(&configuration)
         var logger = Logger(label: "downstream")
         logger.logLevel = .critical
         try await Provider.with(configuration, logger: logger) { downstream in
@@ -194,6 +196,23 @@ struct FederationTests {
             let deleted = try await browser.request("/account/delete", form: [("csrf_token", csrf), ("confirm", "DELETE")])
             #expect(deleted.status == .ok)
             #expect(try await downstream.store.user(email: aliceEmail) == nil)
+        }
+    }
+
+    @Test("connecting an identity long after the sign-in asks to sign in again instead of going to the provider")
+    func connectNeedsRecentSignIn() async throws {
+        try await withFederation(configure: { $0.reauthenticateAfter = 1 }) { upstream, downstream, browser in
+            let consent = try await signInThroughCorp(upstream, browser)
+            _ = try await browser.request("/consent", form: [("interaction", consent.field("interaction") ?? ""),
+                                                             ("csrf_token", consent.field("csrf_token") ?? ""), ("decision", "allow")])
+            let account = try await browser.request("/account")
+            let csrf = try #require(account.field("csrf_token"))
+            try await Task.sleep(for: .milliseconds(2100))
+            let connect = try await browser.request("/account/identities/connect/corp", form: [("csrf_token", csrf)])
+            #expect(connect.status == .ok && connect.html.contains("action=\"/account/reauth\""), "\(connect.status)")
+            let delete = try await browser.request("/account/delete", form: [("csrf_token", csrf), ("confirm", "DELETE")])
+            #expect(delete.html.contains("action=\"/account/reauth\""))
+            #expect(try await downstream.store.user(email: aliceEmail) != nil)
         }
     }
 

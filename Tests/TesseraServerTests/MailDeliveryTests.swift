@@ -77,12 +77,27 @@ struct MailDeliveryTests {
         }
     }
 
-    @Test("without --smtp-url the provider's mailer delivers to the log")
-    func developmentIsTheDefault() async throws {
-        try await withProvider { provider async throws in
+    @Test("with --dev and without --smtp-url the provider's mailer delivers to the log")
+    func developmentMailerWithDev() async throws {
+        try await withProvider(configure: { $0.dev = true }) { provider async throws in
             #expect(provider.mailDelivery.transport is LogTransport)
             try await provider.mailer.send(codeMessage())
             #expect(try await provider.mailDelivery.deliverDue() == .init(delivered: 1))
+        }
+    }
+
+    @Test("without --smtp-url and --dev nothing is sent or logged: the message fails with the reason and stays in the outbox")
+    func nothingLoggedOutsideDev() async throws {
+        let capture = LogCapture()
+        try await withProvider { provider async throws in
+            #expect(provider.mailDelivery.transport is UnsentTransport)
+            let id = try await provider.outboxMailer.enqueue(codeMessage())
+            let delivery = provider.delivery(provider.mailDelivery.transport, logger: capture.logger(level: .trace))
+            #expect(try await delivery.deliverDue() == .init(failed: 1))
+            let message = try #require(try await provider.store.outboxMessage(id: id))
+            #expect(message.status == .failed && message.lastError?.contains("no SMTP server is configured") == true)
+            #expect(!capture.text.contains("12345678"), "the code is not in the log: \(capture.text)")
+            #expect(capture.text.contains("no SMTP server is configured"))
         }
     }
 

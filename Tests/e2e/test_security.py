@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -351,3 +353,233 @@ def test_forwarding_headers_from_an_untrusted_peer_are_ignored(sec):
 
 def set_cookies(response: requests.Response) -> list[str]:
     return [value for key, value in response.raw.headers.items() if key.lower() == "set-cookie"]
+
+
+# ---------------------------------------------------------------------------
+# Medium 3: unauthenticated requests buy only bounded work
+
+SIGNUP_START = "/signup/v1.0/start"
+
+
+@pytest.fixture(scope="module")
+def bounded(binary, workdir):
+    """A server behind a proxy at 127.0.0.1, with the default work limits, a native app and a user."""
+    database = workdir / "bounded.sqlite"
+    cli = CLI(binary, database, workdir)
+    cli.add_client("Bounded App", client_id=APP, public=True, first_party=True, redirect_uris=["http://127.0.0.1/callback"])
+    cli.add_user("owner@example.com", OWNER_PASSWORD)
+    server = TesseraServer(binary, database, workdir, name="bounded", args=["--trusted-proxy", "127.0.0.1"]).start()
+    yield server
+    server.stop()
+
+
+def timed_login(issuer: str, address: str) -> float:
+    started = time.monotonic()
+    r = password_login(issuer, "owner@example.com", OWNER_PASSWORD, address)
+    assert r.status_code == 303, (r.status_code, r.text[:300])
+    return time.monotonic() - started
+
+
+def test_a_flood_of_sign_up_starts_with_passwords_does_not_starve_a_login(bounded):
+    issuer = bounded.issuer
+    alone = min(timed_login(issuer, "203.0.113.10") for _ in range(2))
+
+    def start(i: int) -> int:
+        return requests.post(issuer + SIGNUP_START, data={
+            "client_id": APP, "username": unique("flood"), "challenge_type": "oob password redirect",
+            "password": f"a flood passphrase number {i}"}, headers={"X-Forwarded-For": f"198.51.100.{i + 1}"}, timeout=120).status_code
+
+    with ThreadPoolExecutor(32) as pool:
+        flood = [pool.submit(start, i) for i in range(32)]
+        time.sleep(0.3)  # the flood is queued
+        during = timed_login(issuer, "203.0.113.11")
+        statuses = [f.result() for f in flood]
+    assert set(statuses) <= {200, 503}, statuses
+    assert statuses.count(503) >= 8, f"the hashing queue is bounded: new work past it is refused at once ({statuses})"
+    # Before: the login waited for every queued hash (0.2 s → 3.1 s). Now it waits at most for
+    # the hashes already running: a few logins' time, not 16.
+    assert during < 4 * alone + 1, f"a login took {during:.2f} s during the flood, {alone:.2f} s alone"
+
+
+def test_a_busy_answer_is_precise(bounded):
+    def start(i: int) -> requests.Response:
+        return requests.post(bounded.issuer + SIGNUP_START, data={
+            "client_id": APP, "username": unique("busy"), "challenge_type": "oob password redirect",
+            "password": f"another flood passphrase {i}"}, headers={"X-Forwarded-For": f"198.51.100.{100 + i}"}, timeout=120)
+
+    with ThreadPoolExecutor(32) as pool:
+        answers = list(pool.map(start, range(32)))
+    busy = [r for r in answers if r.status_code == 503]
+    assert busy, [r.status_code for r in answers]
+    body = busy[0].json()
+    assert body["error"] == "temporarily_unavailable" and body["retry_after"] >= 1, body
+    assert busy[0].headers["Retry-After"] == str(body["retry_after"])
+
+
+def until_refused(send, most: int = 120) -> tuple[list[requests.Response], float]:
+    """Sends until the first refusal (or `most` times): the answers, and the seconds it took."""
+    started, answers = time.monotonic(), []
+    while len(answers) < most:
+        answers.append(send())
+        if answers[-1].status_code in (302, 429) and answers[-1].status_code != answers[0].status_code:
+            break
+    return answers, time.monotonic() - started
+
+
+def assert_share(answers: list[requests.Response], elapsed: float, share: int = 60) -> None:
+    """The share of a minute was allowed at once, plus what refilled meanwhile (one a second), and no more."""
+    allowed = len(answers) - 1
+    assert share <= allowed <= share + elapsed + 1, f"{allowed} allowed in {elapsed:.1f} s"
+
+
+def test_one_address_cannot_start_unbounded_flows(bounded):
+    def start(address: str) -> requests.Response:
+        return requests.post(bounded.issuer + SIGNUP_START, data={
+            "client_id": APP, "username": unique("rows"), "challenge_type": "oob redirect"},
+            headers={"X-Forwarded-For": address}, timeout=30)
+
+    answers, elapsed = until_refused(lambda: start("192.0.2.77"))
+    assert {r.status_code for r in answers[:-1]} == {200}
+    refused = answers[-1]
+    assert refused.status_code == 429, refused.text
+    assert refused.json()["error"] == "slow_down" and int(refused.headers["Retry-After"]) >= 1
+    assert_share(answers, elapsed)
+    assert start("192.0.2.78").status_code == 200, "another address is not affected"
+
+
+def database_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+
+
+def test_huge_authorization_requests_are_refused_and_not_stored(bounded, workdir):
+    issuer = bounded.issuer
+    database = workdir / "bounded.sqlite"
+    before = database_bytes(database)
+    base = {"response_type": "code", "client_id": APP, "redirect_uri": "http://127.0.0.1/callback", "scope": "openid",
+            "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", "code_challenge_method": "S256"}
+    big_state = "x" * 60_000
+
+    def attempt(i: int) -> requests.Response:
+        # As a form post: a 60 KB query string is already refused as a too large request head.
+        return requests.post(issuer + "/authorize", data={**base, "state": big_state},
+                             headers={"X-Forwarded-For": f"198.51.100.{i % 250 + 1}"}, allow_redirects=False, timeout=30)
+
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(attempt, range(300)))
+    assert {r.status_code for r in answers} == {302}, {r.status_code for r in answers}
+    location = answers[0].headers["Location"]
+    assert "error=invalid_request" in location and "state=" not in location, location[:300]
+    assert len(location) < 1000, "the state is not sent back"
+    as_query = requests.get(issuer + "/authorize", params={**base, "state": big_state}, timeout=30)
+    assert as_query.status_code in (400, 431), as_query.status_code
+    grown = database_bytes(database) - before
+    assert grown < 2_000_000, f"the database grew by {grown} bytes (17 MB before)"
+
+
+def test_sign_ins_started_from_one_address_are_limited(bounded):
+    params = {"response_type": "code", "client_id": APP, "redirect_uri": "http://127.0.0.1/callback", "scope": "openid",
+              "state": "s" * 2048, "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+              "code_challenge_method": "S256"}
+    answers, elapsed = until_refused(lambda: requests.get(
+        bounded.issuer + "/authorize", params=params, headers={"X-Forwarded-For": "192.0.2.200"}, allow_redirects=False, timeout=30))
+    assert {r.status_code for r in answers[:-1]} == {200}, "the login page, within the share"
+    refused = answers[-1]
+    assert refused.status_code == 302 and "error=temporarily_unavailable" in refused.headers["Location"]
+    assert "state=" + "s" * 2048 in refused.headers["Location"], "a state within the limit is sent back with the error"
+    assert_share(answers, elapsed)
+
+
+# ---------------------------------------------------------------------------
+# Low 8: secrets at rest, and no secret in the log
+
+
+@pytest.fixture(scope="module")
+def unmailed(binary, workdir):
+    """A server with no SMTP relay and without --dev, on a database of its own."""
+    database = workdir / "unmailed.sqlite"
+    cli = CLI(binary, database, workdir)
+    cli.add_client("Unmailed App", client_id=APP, public=True, first_party=True, redirect_uris=["http://127.0.0.1/callback"])
+    server = TesseraServer(binary, database, workdir, name="unmailed").start()
+    yield server
+    server.stop()
+
+
+def test_without_smtp_no_code_reaches_the_log(unmailed):
+    email = unique("unmailed")
+    start = requests.post(unmailed.issuer + SIGNUP_START, data={
+        "client_id": APP, "username": email, "challenge_type": "oob redirect"}, timeout=30)
+    assert start.status_code == 200, start.text
+    challenge = requests.post(unmailed.issuer + "/signup/v1.0/challenge", data={
+        "client_id": APP, "continuation_token": start.json()["continuation_token"]}, timeout=30)
+    assert challenge.status_code == 200, challenge.text
+    deadline, row = time.monotonic() + 30, None
+    while time.monotonic() < deadline:
+        with sqlite3.connect(unmailed.database) as db:
+            row = db.execute("SELECT text_body, status, last_error FROM outbox WHERE recipient = ?", (email,)).fetchone()
+        if row and row[1] == "failed":
+            break
+        time.sleep(0.2)
+    assert row is not None and row[1] == "failed", row
+    assert "no SMTP server is configured" in row[2]
+    code = re.search(r"\b(\d{8})\b", row[0]).group(1)
+    log = unmailed.log()
+    assert code not in log, "the code is not written to the log"
+    assert "no --smtp-url: emails (sign-in codes, links, notices) are not sent" in log
+
+
+def test_signing_keys_are_sealed_with_a_generated_master_key(unmailed):
+    key_file = unmailed.database.with_suffix(".master-key")
+    assert key_file.exists(), "generated beside the database on first start"
+    assert key_file.stat().st_mode & 0o777 == 0o600
+    with sqlite3.connect(unmailed.database) as db:
+        keys = [row[0] for row in db.execute("SELECT private_key FROM signing_keys")]
+    assert keys and all(k.startswith("enc:v1:") for k in keys), [k[:10] for k in keys]
+    # The key is the only way in: a copy of the database without it does not start.
+    copy = unmailed.database.with_name("unmailed-copy.sqlite")
+    with sqlite3.connect(unmailed.database) as source, sqlite3.connect(copy) as target:
+        source.backup(target)
+    without_key = TesseraServer(unmailed.binary, copy, unmailed.workdir, name="unmailed-copy")
+    with pytest.raises(RuntimeError, match="does not open with the master key"):
+        without_key.start(timeout=60)
+
+
+# ---------------------------------------------------------------------------
+# Low 12: deleting the account and connecting an identity need a recent sign-in
+
+
+@pytest.fixture(scope="module")
+def short_window(binary, workdir):
+    """A server where a sign-in counts as recent for 2 seconds (10 minutes by default)."""
+    database = workdir / "short-window.sqlite"
+    CLI(binary, database, workdir).add_user("owner@example.com", OWNER_PASSWORD)
+    server = TesseraServer(binary, database, workdir, name="short-window", env={"TESSERA_REAUTHENTICATE_AFTER": "2"}).start()
+    yield server
+    server.stop()
+
+
+def test_a_stolen_old_session_cannot_delete_the_account(short_window):
+    issuer = short_window.issuer
+    owner = requests.Session()
+    assert password_login(issuer, "owner@example.com", OWNER_PASSWORD, browser=owner).status_code == 303
+    # Someone copies the session cookie, and uses it later.
+    thief = requests.Session()
+    thief.cookies.update(owner.cookies)
+    time.sleep(3.5)
+    form = parse_page(thief.get(issuer + "/account", timeout=10).text).form("/account/delete")
+    assert form is not None
+    r = thief.post(issuer + "/account/delete", data={**form.fields, "confirm": "DELETE"}, allow_redirects=False, timeout=10)
+    page = parse_page(r.text)
+    reauth = page.form("/account/reauth")
+    assert r.status_code == 200 and reauth is not None, (r.status_code, r.text[:300])
+    assert "owner@example.com" in signed_in_account(owner, issuer), "the account is still there"
+    # Guessing at the confirmation is a password sign-in like any other: throttled.
+    wrong = thief.post(issuer + "/account/reauth", data={**reauth.fields, "password": "a guess"}, allow_redirects=False, timeout=30)
+    assert wrong.status_code == 401
+    # The owner, who knows the password, confirms and may delete.
+    again = parse_page(owner.post(issuer + "/account/delete", data={**form.fields, "confirm": "DELETE"}, timeout=10).text)
+    confirm = again.form("/account/reauth")
+    r = owner.post(issuer + "/account/reauth", data={**confirm.fields, "password": OWNER_PASSWORD}, allow_redirects=False, timeout=30)
+    assert r.status_code == 303 and r.headers["Location"] == "/account"
+    form = parse_page(owner.get(issuer + "/account", timeout=10).text).form("/account/delete")
+    deleted = owner.post(issuer + "/account/delete", data={**form.fields, "confirm": "DELETE"}, timeout=10)
+    assert deleted.status_code == 200 and "/account/reauth" not in deleted.text

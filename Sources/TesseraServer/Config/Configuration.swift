@@ -21,6 +21,8 @@ public struct ServerConfiguration: Sendable {
     public var keyReloadInterval: Int64 = 60
     /// Base64 or hex AES-256 key that seals private keys at rest.
     public var masterKey: String?
+    /// Where the master key is kept when ``masterKey`` is not set (``MasterKey/defaultFile(for:)`` otherwise).
+    public var masterKeyFile: String?
     public var smtpURL: String?
     public var mailFrom: String?
     /// Development conveniences; never on by default.
@@ -39,11 +41,15 @@ public struct ServerConfiguration: Sendable {
     public var authorizationCodeLifetime: Int64 = 120
     public var refreshTokenLifetime: Int64 = 30 * 86_400
     public var sessionLifetime: Int64 = 7 * 86_400
+    /// How recent a sign-in must be to delete the account or connect an identity (seconds).
+    public var reauthenticateAfter: Int64 = 600
     public var interactionLifetime: Int64 = 1800
     public var passwordHashing = ScryptParameters.owasp
 
     /// Failed password sign-ins allowed per account and address, per address, and per account.
     public var loginLimits = LoginLimits()
+    /// Password hashings and sign-ins started per client address and per client, and the hashing queue.
+    public var workLimits = WorkLimitSettings()
 
     /// The native sign-in API: one-time codes, continuation tokens, sign-up requirements.
     public var nativeAuth = NativeAuthSettings()
@@ -82,7 +88,8 @@ public struct ServerConfiguration: Sendable {
         }
         for (name, value) in [("access token", accessTokenLifetime), ("ID token", idTokenLifetime),
                               ("authorization code", authorizationCodeLifetime), ("refresh token", refreshTokenLifetime),
-                              ("session", sessionLifetime), ("email link", emailLinkLifetime)] where value <= 0 {
+                              ("session", sessionLifetime), ("email link", emailLinkLifetime),
+                              ("reauthenticate-after", reauthenticateAfter)] where value <= 0 {
             throw ConfigurationError("the \(name) lifetime must be positive")
         }
         try nativeAuth.validate()

@@ -10,9 +10,10 @@ public struct ConfigurationLoader {
     /// Settings, by their canonical names.
     public static let names = [
         "host", "port", "issuer", "database", "config", "smtp-url", "mail-from", "dev", "demo", "enumeration-protection",
-        "signing-algorithm", "master-key", "key-grace-period", "access-token-lifetime", "id-token-lifetime",
-        "refresh-token-lifetime", "authorization-code-lifetime", "session-lifetime",
+        "signing-algorithm", "master-key", "master-key-file", "key-grace-period", "access-token-lifetime", "id-token-lifetime",
+        "refresh-token-lifetime", "authorization-code-lifetime", "session-lifetime", "reauthenticate-after",
         "login-failures-per-account", "login-failures-per-address", "login-failures-per-account-total",
+        "hashing-per-address", "hashing-per-client", "flows-per-address", "flows-per-client", "password-hashing-queue",
         "otp-length", "otp-lifetime", "otp-max-attempts", "otp-resend-interval", "otp-per-email-per-hour", "otp-per-address-per-hour",
         "continuation-token-lifetime", "signup-password", "signup-attributes", "email-link-lifetime", "upstream-providers",
         "idle-timeout", "request-head-timeout", "max-header-bytes", "max-header-count", "trusted-proxy",
@@ -84,6 +85,7 @@ public struct ConfigurationLoader {
             configuration.signingAlgorithm = algorithm
         }
         configuration.masterKey = self["master-key"]
+        configuration.masterKeyFile = self["master-key-file"]
         if let value = self["key-grace-period"] { configuration.keyGracePeriod = try Self.duration(value, "key-grace-period") }
         if let value = self["access-token-lifetime"] { configuration.accessTokenLifetime = try Self.duration(value, "access-token-lifetime") }
         if let value = self["id-token-lifetime"] { configuration.idTokenLifetime = try Self.duration(value, "id-token-lifetime") }
@@ -100,6 +102,10 @@ public struct ConfigurationLoader {
         if let value = self["login-failures-per-account-total"] {
             configuration.loginLimits.perAccount = try Self.integer(value, "login-failures-per-account-total")
         }
+        try readWorkLimits(into: &configuration.workLimits)
+        if let value = self["reauthenticate-after"] {
+            configuration.reauthenticateAfter = try Self.duration(value, "reauthenticate-after")
+        }
         if let value = self["session-lifetime"] { configuration.sessionLifetime = try Self.duration(value, "session-lifetime") }
         try readNativeAuth(into: &configuration.nativeAuth)
         if let value = self["idle-timeout"] { configuration.connectionLimits.idleTimeout = try Self.duration(value, "idle-timeout") }
@@ -113,6 +119,20 @@ public struct ConfigurationLoader {
         if let value = self["email-link-lifetime"] { configuration.emailLinkLifetime = try Self.duration(value, "email-link-lifetime") }
         try configuration.validate()
         return configuration
+    }
+
+    func readWorkLimits(into limits: inout WorkLimitSettings) throws {
+        let settings: [(String, WritableKeyPath<WorkLimitSettings, Int>)] = [
+            ("hashing-per-address", \.hashingPerAddress), ("hashing-per-client", \.hashingPerClient),
+            ("flows-per-address", \.flowsPerAddress), ("flows-per-client", \.flowsPerClient),
+            ("password-hashing-queue", \.hashingQueue),
+        ]
+        for (name, path) in settings {
+            guard let value = self[name] else { continue }
+            let number = try Self.integer(value, name)
+            guard number >= 1 else { throw ConfigurationError("\(name) must be at least 1, not \(number)") }
+            limits[keyPath: path] = number
+        }
     }
 
     func readNativeAuth(into settings: inout NativeAuthSettings) throws {

@@ -18,7 +18,7 @@ public final class KeyRing: Sendable {
     let store: any KeyStore
     let algorithm: JWSAlgorithm
     let gracePeriod: Int64
-    let secretBox: SecretBox?
+    let masterKey: MasterKey
     let clock: WallClock
     let logger: Logger?
     private let snapshot: Mutex<Snapshot?> = Mutex(nil)
@@ -26,18 +26,19 @@ public final class KeyRing: Sendable {
     /// (unsealing, parsing, the OpenSSL self-test) is not free.
     private let decoded: Mutex<[String: JWSSigningKey]> = Mutex([:])
 
-    public init(store: any KeyStore, algorithm: JWSAlgorithm, gracePeriod: Int64, secretBox: SecretBox?, clock: WallClock,
+    public init(store: any KeyStore, algorithm: JWSAlgorithm, gracePeriod: Int64, masterKey: MasterKey, clock: WallClock,
                 logger: Logger? = nil) {
         self.store = store
         self.algorithm = algorithm
         self.gracePeriod = gracePeriod
-        self.secretBox = secretBox
+        self.masterKey = masterKey
         self.clock = clock
         self.logger = logger
     }
 
     /// Makes sure a current and a next key exist, then loads them.
     public func start() async throws {
+        try await sealClearKeys()
         try await store.ensureKeys(now: clock.now(), generate: makeKey)
         try await reload()
     }
@@ -109,18 +110,26 @@ public final class KeyRing: Sendable {
     @Sendable func makeKey() throws -> StoredSigningKey {
         let kid = Base64URL.encode(SecureRandom.bytes(12))
         let key = try JWSSigningKey.generate(algorithm, kid: kid)
-        let material = try secretBox.map { try $0.seal(key.privateKeyData, context: kid) } ?? key.privateKeyData.base64EncodedString()
+        let material = try masterKey.box.seal(key.privateKeyData, context: kid)
         return StoredSigningKey(kid: kid, algorithm: algorithm, state: .next, privateKey: material, createdAt: clock.now())
+    }
+
+    /// Seals the keys a database kept in clear (from before keys were always sealed).
+    func sealClearKeys() async throws {
+        for key in try await store.signingKeys() where !SecretBox.isSealed(key.privateKey) {
+            guard let plain = Data(base64Encoded: key.privateKey) else { throw ConfigurationError("signing key \(key.kid) is corrupt") }
+            if try await store.replacePrivateKey(kid: key.kid, old: key.privateKey, new: try masterKey.box.seal(plain, context: key.kid)) {
+                logger?.notice("sealed a signing key stored in clear", metadata: ["kid": "\(key.kid)", "master_key": "\(masterKey.source)"])
+            }
+        }
     }
 
     func decode(_ key: StoredSigningKey) throws -> JWSSigningKey {
         let data: Data
         if SecretBox.isSealed(key.privateKey) {
-            guard let secretBox else {
-                throw ConfigurationError("signing key \(key.kid) is encrypted: set TESSERA_MASTER_KEY to the key it was sealed with")
-            }
-            do { data = try secretBox.open(key.privateKey, context: key.kid) } catch {
-                throw ConfigurationError("signing key \(key.kid) does not open with this TESSERA_MASTER_KEY")
+            do { data = try masterKey.box.open(key.privateKey, context: key.kid) } catch {
+                throw ConfigurationError("signing key \(key.kid) does not open with the master key from \(masterKey.source): "
+                                         + "set TESSERA_MASTER_KEY (or master-key-file) to the key it was sealed with")
             }
         } else {
             guard let plain = Data(base64Encoded: key.privateKey) else { throw ConfigurationError("signing key \(key.kid) is corrupt") }

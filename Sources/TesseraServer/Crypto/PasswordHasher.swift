@@ -3,6 +3,7 @@ import NIOCore
 import CryptoExtras
 import Foundation
 import NIOPosix
+import Synchronization
 import TesseraCore
 
 /// scrypt parameters. The default is one of OWASP's recommended settings
@@ -19,18 +20,39 @@ public struct ScryptParameters: Sendable, Equatable {
 /// Hashes and verifies passwords with scrypt, in PHC string format
 /// (`$scrypt$ln=15,r=8,p=3$<salt>$<hash>`), on a thread pool of its own so
 /// that hashing never blocks the event loops or the database threads.
+///
+/// The pool runs one derivation per thread; the rest wait in a bounded queue
+/// (``HashingQueue``) where work for a sign-in under way goes before new work, so a flood
+/// of sign-up starts can neither grow memory without bound nor starve people signing in.
+/// Work that finds the queue full fails at once with ``Busy``.
 public final class PasswordHasher: Sendable {
     public let parameters: ScryptParameters
     let pool: NIOThreadPool
+    let queue: HashingQueue
     /// What an unknown account's password is checked against, so that a wrong email costs
     /// the same scrypt work as a wrong password. A random salt and a random "hash" at the
     /// current parameters: verifying against it does a full derivation, making it costs nothing.
     let decoy: String
 
-    public init(parameters: ScryptParameters = .owasp, threads: Int = System.coreCount) {
+    /// What the hashing is for, which decides its place in the queue.
+    public enum Priority: Sendable {
+        /// A sign-in, or a step of a flow already under way (a password chosen after the code).
+        case underWay
+        /// Work that starts something new (a sign-up start with its password); waits behind
+        /// ``underWay`` and may fill only a quarter of the queue.
+        case new
+    }
+
+    /// The queue is full: the server is busy hashing; try again in a few seconds.
+    public struct Busy: Error, Sendable {}
+
+    /// `queueLength`: how many hashings may wait for a thread (`password-hashing-queue`).
+    public init(parameters: ScryptParameters = .owasp, threads: Int = System.coreCount, queueLength: Int = 64) {
         self.parameters = parameters
-        pool = NIOThreadPool(numberOfThreads: max(1, threads))
+        let threads = max(1, threads)
+        pool = NIOThreadPool(numberOfThreads: threads)
         pool.start()
+        queue = HashingQueue(slots: threads, length: max(1, queueLength))
         decoy = "$scrypt$ln=\(parameters.logN),r=\(parameters.r),p=\(parameters.p)$"
             + "\(Self.phcBase64(SecureRandom.bytes(16)))$\(Self.phcBase64(SecureRandom.bytes(32)))"
     }
@@ -39,9 +61,9 @@ public final class PasswordHasher: Sendable {
         pool.shutdownGracefully { _ in }
     }
 
-    public func hash(_ password: String) async throws -> String {
+    public func hash(_ password: String, priority: Priority = .underWay) async throws -> String {
         let parameters = self.parameters
-        return try await pool.runIfActive { try Self.hash(password, parameters: parameters) }
+        return try await run(priority) { try Self.hash(password, parameters: parameters) }
     }
 
     public struct Verification: Sendable {
@@ -51,15 +73,22 @@ public final class PasswordHasher: Sendable {
     }
 
     /// Verifies `password` against `stored`; a nil `stored` (no such user) is checked against the decoy.
-    public func verify(_ password: String, against stored: String?) async throws -> Verification {
+    public func verify(_ password: String, against stored: String?, priority: Priority = .underWay) async throws -> Verification {
         let current = parameters
-        return try await pool.runIfActive { [self] in
+        return try await run(priority) { [self] in
             let target = stored ?? decoy
             guard let parsed = Self.parse(target) else { return Verification(matches: false, needsRehash: false) }
             let derived = try Self.derive(password, salt: parsed.salt, parameters: parsed.parameters, length: parsed.hash.count)
             let matches = stored != nil && constantTimeEquals(derived, parsed.hash)
             return Verification(matches: matches, needsRehash: matches && parsed.parameters != current)
         }
+    }
+
+    /// Runs `work` on the pool once the queue gives it a thread.
+    func run<Value: Sendable>(_ priority: Priority, _ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+        try await queue.enter(priority)
+        defer { queue.leave() }
+        return try await pool.runIfActive(work)
     }
 
     static func hash(_ password: String, parameters: ScryptParameters) throws -> String {
@@ -97,5 +126,69 @@ public final class PasswordHasher: Sendable {
         var padded = String(text)
         while padded.count % 4 != 0 { padded += "=" }
         return Data(base64Encoded: padded).map(Array.init)
+    }
+}
+
+/// The waiting room in front of the hashing threads: `slots` may run at once, at most
+/// `length` wait, and a freed slot goes to the oldest ``PasswordHasher/Priority/underWay``
+/// waiter before any ``PasswordHasher/Priority/new`` one. New work may fill a quarter of
+/// the room, so a flood of it leaves space for sign-ins.
+final class HashingQueue: Sendable {
+    typealias Waiter = CheckedContinuation<Void, any Error>
+
+    struct State {
+        var free: Int
+        var underWay: [Waiter] = []
+        var new: [Waiter] = []
+        var waiting: Int { underWay.count + new.count }
+    }
+
+    let length: Int
+    let newLength: Int
+    private let state: Mutex<State>
+
+    init(slots: Int, length: Int) {
+        self.length = length
+        newLength = max(1, length / 4)
+        state = Mutex(State(free: slots))
+    }
+
+    /// Returns when the caller holds a slot (give it back with ``leave()``); throws
+    /// ``PasswordHasher/Busy`` when the waiting room has no place for this priority.
+    func enter(_ priority: PasswordHasher.Priority) async throws {
+        try await withCheckedThrowingContinuation { (waiter: Waiter) in
+            let answer: Result<Void, any Error>? = state.withLock { state in
+                if state.free > 0 {
+                    state.free -= 1
+                    return .success(())
+                }
+                switch priority {
+                case .underWay where state.waiting < length:
+                    state.underWay.append(waiter)
+                case .new where state.waiting < length && state.new.count < newLength:
+                    state.new.append(waiter)
+                default:
+                    return .failure(PasswordHasher.Busy())
+                }
+                return nil
+            }
+            if let answer { waiter.resume(with: answer) }
+        }
+    }
+
+    /// Gives a slot back: to the next waiter, work under way first.
+    func leave() {
+        let next: Waiter? = state.withLock { state in
+            if !state.underWay.isEmpty { return state.underWay.removeFirst() }
+            if !state.new.isEmpty { return state.new.removeFirst() }
+            state.free += 1
+            return nil
+        }
+        next?.resume()
+    }
+
+    /// How many wait, for tests and metrics.
+    var waiting: (underWay: Int, new: Int) {
+        state.withLock { ($0.underWay.count, $0.new.count) }
     }
 }

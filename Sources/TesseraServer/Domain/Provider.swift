@@ -11,6 +11,8 @@ public final class Provider: Sendable {
     public let store: SQLStore
     public let keys: KeyRing
     public let passwords: PasswordHasher
+    /// Password hashings and sign-ins started, counted per client address and per client.
+    public let workLimits: WorkLimits
     public let clock: WallClock
     public let logger: Logger
     let tokenIssuer: TokenIssuer
@@ -44,14 +46,16 @@ public final class Provider: Sendable {
         do {
             let store = SQLStore(database: database)
             try await store.migrate()
-            let secretBox = try configuration.masterKey.map(SecretBox.init(masterKey:))
+            let masterKey = try MasterKey.load(configuration, logger: logger)
             let keys = KeyRing(store: store, algorithm: configuration.signingAlgorithm, gracePeriod: configuration.keyGracePeriod,
-                               secretBox: secretBox, clock: clock, logger: logger)
+                               masterKey: masterKey, clock: clock, logger: logger)
             try await keys.start()
             let pairwiseSecret = try await store.setting("pairwise_secret") { SecureRandom.token() }
             let csrfSecret = try await store.setting("csrf_secret") { SecureRandom.token(bytes: 32) }
-            return try Provider(configuration: configuration, store: store, keys: keys, pairwiseSecret: pairwiseSecret,
-                                csrfSecret: csrfSecret, secretBox: secretBox, clock: clock, logger: logger)
+            let provider = try Provider(configuration: configuration, store: store, keys: keys, pairwiseSecret: pairwiseSecret,
+                                        csrfSecret: csrfSecret, secretBox: masterKey.box, clock: clock, logger: logger)
+            try await provider.federation.sealStoredTokens()
+            return provider
         } catch {
             try? await database.close()
             throw error
@@ -59,21 +63,22 @@ public final class Provider: Sendable {
     }
 
     init(configuration: ServerConfiguration, store: SQLStore, keys: KeyRing, pairwiseSecret: String, csrfSecret: String,
-         secretBox: SecretBox? = nil, clock: WallClock, logger: Logger) throws {
+         secretBox: SecretBox, clock: WallClock, logger: Logger) throws {
         self.configuration = configuration
         self.issuer = configuration.issuerURL
         self.store = store
         self.keys = keys
         self.clock = clock
         self.logger = logger
-        passwords = PasswordHasher(parameters: configuration.passwordHashing)
+        passwords = PasswordHasher(parameters: configuration.passwordHashing, queueLength: configuration.workLimits.hashingQueue)
+        workLimits = WorkLimits(configuration.workLimits)
         tokenIssuer = TokenIssuer(issuer: issuer, keys: keys, clock: clock, accessTokenLifetime: configuration.accessTokenLifetime,
                                   idTokenLifetime: configuration.idTokenLifetime,
                                   refreshTokenLifetime: configuration.refreshTokenLifetime, pairwiseSecret: pairwiseSecret)
         authorizer = Authorizer(issuer: issuer, clients: store, users: store, consents: store, interactions: store, grants: store,
                                 keys: keys, tokenIssuer: tokenIssuer, clock: clock,
                                 codeLifetime: configuration.authorizationCodeLifetime,
-                                interactionLifetime: configuration.interactionLifetime)
+                                interactionLifetime: configuration.interactionLifetime, limits: workLimits)
         let issuer = configuration.issuerURL
         clientAuthenticator = ClientAuthenticator(clients: store, grants: store, audiences: [issuer, issuer + Endpoint.token.path], clock: clock)
         accessTokens = AccessTokenValidator(issuer: issuer, keys: keys, grants: store, clock: clock)
@@ -87,8 +92,10 @@ public final class Provider: Sendable {
         let mailDomain = MailAddress.domain(ofIssuer: issuer)
         let transport: any MailTransport = if let smtpURL = configuration.smtpURL {
             try SMTPTransport(settings: SMTPSettings(parsing: smtpURL), clientName: mailDomain, logger: logger)
-        } else {
+        } else if configuration.dev {
             LogTransport(logger: logger)
+        } else {
+            UnsentTransport()
         }
         mailDelivery = OutboxDelivery(store: store, transport: transport, clock: clock, logger: logger)
         mailer = OutboxMailer(store: store, sender: try configuration.mailFrom.map(MailAddress.init(parsing:))
@@ -97,7 +104,7 @@ public final class Provider: Sendable {
         mailTemplates = try MailTemplates()
         nativeAuth = NativeAuthenticator(
             settings: configuration.nativeAuth, enumerationProtection: configuration.enumerationProtection, store: store,
-            passwords: passwords, policy: PasswordPolicy(), passwordSignIn: passwordSignIn, mailer: mailer, templates: mailTemplates,
+            passwords: passwords, policy: PasswordPolicy(), passwordSignIn: passwordSignIn, limits: workLimits, mailer: mailer, templates: mailTemplates,
             tokens: userTokens, issuerHost: URLComponents(string: issuer)?.host ?? issuer, clock: clock, logger: logger)
         emailLinks = EmailLinks(lifetime: configuration.emailLinkLifetime, issuer: issuer, store: store, native: nativeAuth,
                                 clock: clock, logger: logger)

@@ -11,6 +11,8 @@ struct AccountEndpoint {
         router.get("/account") { request, _ in try await account(request) }
         router.post("/account/login") { request, context in try await login(request, context) }
         router.post("/account/consents/revoke") { request, _ in try await revoke(request) }
+        router.post("/account/reauth") { request, context in try await reauthenticate(request, context) }
+        router.post("/account/reauth/link") { request, context in try await reauthenticationLink(request, context) }
         router.get(RouterPath(Self.providersPath)) { request, _ in try await providers(request) }
     }
 
@@ -90,10 +92,83 @@ struct AccountEndpoint {
             response.setCookie(provider.deviceCookies.cookie(for: user.id))
             return response
         case .failure(let failure):
-            var response = try await account(request, message: language.text(failure == .throttled ? .throttled : .badCredentials))
-            if failure == .throttled { response.status = .tooManyRequests }
+            var response = try await account(request, message: language.text(failure.pageText))
+            response.status = failure.status
             return response
         }
+    }
+
+    // MARK: Confirming it's you
+
+    /// Nil when the browser's sign-in is recent enough for a sensitive change; otherwise the
+    /// page that asks the user to sign in again (a stolen or forgotten session can't do it).
+    func confirmItIsYou(_ request: Request, user: User, reason: PageLanguage.Key) async throws -> Response? {
+        guard let session = try await BrowserSessions(provider: provider).current(request),
+              provider.clock.now() - session.authTime > provider.configuration.reauthenticateAfter else { return nil }
+        return reauthenticationPage(request, user: user, reason: reason, message: nil, status: .ok)
+    }
+
+    func reauthenticationPage(_ request: Request, user: User, reason: PageLanguage.Key?, message: String?,
+                              status: HTTPResponse.Status) -> Response {
+        let language = language(request)
+        let (csrf, cookie) = provider.csrf.token(for: request)
+        var response = Responses.html(provider.pages.reauthenticate(language: language, reason: reason ?? .reauthDelete, csrf: csrf,
+                                                                    email: user.email, message: message), status: status)
+        if let cookie { response.setCookie(cookie) }
+        return response
+    }
+
+    /// The signed-in user of a form post from the account pages.
+    func signedInUser(_ request: Request, form: RequestParameters) async throws -> User? {
+        guard provider.csrf.isValid(form["csrf_token"], request: request),
+              let session = try await BrowserSessions(provider: provider).current(request) else { return nil }
+        return try await provider.store.user(id: session.userID)
+    }
+
+    /// The password again: a new session (a fresh `auth_time`), then back to the account page.
+    func reauthenticate(_ request: Request, _ context: TesseraRequestContext) async throws -> Response {
+        var request = request
+        let form = try await request.formParameters()
+        let language = language(request)
+        guard let user = try await signedInUser(request, form: form) else {
+            return Responses.html(provider.pages.error(language: language, error: OAuthError(.invalidRequest),
+                                                       intro: language.text(.sessionExpired)), status: .badRequest)
+        }
+        // The account is the session's, whatever the form says.
+        switch try await provider.passwordSignIn.signIn(email: user.email, password: form["password"] ?? "",
+                                                        from: .init(address: context.addressKey, device: provider.deviceCookies.device(in: request))) {
+        case .success(let signedIn):
+            let (_, cookie) = try await BrowserSessions(provider: provider).create(userID: signedIn.id, amr: ["pwd"], replacing: request)
+            var response = Responses.redirect("/account", status: .seeOther)
+            response.setCookie(cookie)
+            return response
+        case .failure(let failure):
+            return reauthenticationPage(request, user: user, reason: nil, message: language.text(failure.pageText), status: failure.status)
+        }
+    }
+
+    /// A sign-in link to the account's address, which comes back to the account page.
+    func reauthenticationLink(_ request: Request, _ context: TesseraRequestContext) async throws -> Response {
+        var request = request
+        let form = try await request.formParameters()
+        let language = language(request)
+        guard let user = try await signedInUser(request, form: form) else {
+            return Responses.html(provider.pages.error(language: language, error: OAuthError(.invalidRequest),
+                                                       intro: language.text(.sessionExpired)), status: .badRequest)
+        }
+        let device = SecureRandom.token()
+        let links = provider.emailLinks
+        do {
+            try await links.send(EmailLinks.SendRequest(email: user.email, continueURL: provider.issuer + "/account", language: language,
+                                                        deviceHash: tokenHash(device)),
+                                 clientID: EmailLinks.accountClientID, clientAddress: context.addressKey)
+        } catch let error as NativeAuthError where error.error == "slow_down" {
+            return reauthenticationPage(request, user: user, reason: nil, message: language.text(.linkSendThrottled), status: .tooManyRequests)
+        }
+        var response = Responses.html(provider.pages.emailLinkSent(language: language, email: user.email,
+                                                                   minutes: Int((links.lifetime + 59) / 60)))
+        response.setCookie(EmailLinkEndpoints(provider: provider).deviceCookie(device, maxAge: Int(links.lifetime)))
+        return response
     }
 
     func revoke(_ request: Request) async throws -> Response {

@@ -32,7 +32,8 @@ struct AuthorizationEndpoint {
             return respond(authorizer.respondError(target, error), request: request, locales: locales)
         case .success(let (authorization, client)):
             let session = try await BrowserSessions(provider: provider).current(request)
-            let outcome = try await authorizer.decide(authorization, client: client, session: session, signedInNow: false)
+            let outcome = try await authorizer.decide(authorization, client: client, session: session, signedInNow: false,
+                                                      address: context.addressKey)
             return respond(outcome, request: request, locales: locales)
         }
     }
@@ -52,10 +53,8 @@ struct AuthorizationEndpoint {
         case .success(let found):
             user = found
         case .failure(let failure):
-            let throttled = failure == .throttled
             return loginPage(authorization, client: client, interaction: interaction, request: request, email: email,
-                             message: language.text(throttled ? .throttled : .badCredentials),
-                             status: throttled ? .tooManyRequests : .unauthorized)
+                             message: language.text(failure.pageText), status: failure.status)
         }
         let (session, cookie) = try await BrowserSessions(provider: provider).create(userID: user.id, amr: ["pwd"], replacing: request)
         let outcome = try await authorizer.decide(authorization, client: client, session: session, signedInNow: true, interaction: interaction)
@@ -215,6 +214,25 @@ struct DeviceCookies {
 
     func signature(user: String, id: String) -> String {
         Base64URL.encode(Data(HMAC<SHA256>.authenticationCode(for: Data("device-cookie|\(user)|\(id)".utf8), using: key)))
+    }
+}
+
+extension PasswordSignIn.Failure {
+    /// What a hosted page says about a failed sign-in.
+    var pageText: PageLanguage.Key {
+        switch self {
+        case .badCredentials: .badCredentials
+        case .throttled: .throttled
+        case .busy: .busy
+        }
+    }
+
+    var status: HTTPResponse.Status {
+        switch self {
+        case .badCredentials: .unauthorized
+        case .throttled: .tooManyRequests
+        case .busy: .serviceUnavailable
+        }
     }
 }
 

@@ -68,7 +68,7 @@ struct EmailLinkEndpoints {
             request.androidPackageName = package
             request.androidMinimumVersion = parameters["android_minimum_version"]
         }
-        try await links.send(request, client: caller.client, clientAddress: caller.address)
+        try await links.send(request, clientID: caller.client.id, clientAddress: caller.address)
         return Responses.json(try CanonicalJSON.encode(["email": JSONValue.string(email), "expires_in": .int(links.lifetime)]))
     }
 
@@ -252,7 +252,7 @@ struct EmailLinkEndpoints {
         let device = SecureRandom.token()
         let sendRequest = EmailLinks.SendRequest(email: email, language: language, interaction: interaction, deviceHash: tokenHash(device))
         do {
-            try await links.send(sendRequest, client: client, clientAddress: context.addressKey)
+            try await links.send(sendRequest, clientID: client.id, clientAddress: context.addressKey)
         } catch let error as NativeAuthError where error.error == "slow_down" {
             return authorization.loginPage(pending, client: client, interaction: interaction, request: request, email: email,
                                            message: language.text(.linkSendThrottled), status: .tooManyRequests)

@@ -40,10 +40,19 @@ struct FederationEndpoints {
         guard let upstream = federation.upstreams[context.parameters.get("provider") ?? ""] else {
             return Responses.html(pages.error(language: language, error: OAuthError.invalidRequest("Unknown sign-in provider.")), status: .notFound)
         }
-        return try await redirect(to: upstream, interaction: interaction, linkUserID: nil, language: language)
+        return try await redirect(to: upstream, interaction: interaction, linkUserID: nil, language: language,
+                                  origin: (context.addressKey, pending.clientID))
     }
 
-    func redirect(to upstream: Upstream, interaction: String?, linkUserID: String?, language: PageLanguage) async throws -> Response {
+    /// Sends the browser to `upstream`, once `origin` (the client address and the client the
+    /// sign-in is for) may start another sign-in (``WorkLimits``): each start stores a request.
+    func redirect(to upstream: Upstream, interaction: String?, linkUserID: String?, language: PageLanguage,
+                  origin: (address: String, client: String)) async throws -> Response {
+        do {
+            try provider.workLimits.admit(.flow, address: origin.address, client: origin.client, now: provider.clock.now())
+        } catch {
+            return Responses.html(pages.message(language: language, title: .errorTitle, message: .tooManyStarted), status: .tooManyRequests)
+        }
         do {
             let browser = SecureRandom.token()
             let url = try await federation.start(upstream, interaction: interaction, linkUserID: linkUserID, browser: browser)
@@ -144,8 +153,8 @@ struct FederationEndpoints {
             return try await signIn(user, interaction: pending.interaction, request: request, language: language)
         case .failure(let failure):
             return try await linkPage(request, language: language, token: token, user: owner, providerName: name,
-                                      interaction: pending.interaction, message: language.text(failure == .throttled ? .throttled : .badCredentials),
-                            status: failure == .throttled ? .tooManyRequests : .unauthorized)
+                                      interaction: pending.interaction, message: language.text(failure.pageText),
+                                      status: failure.status)
         }
     }
 
@@ -185,7 +194,11 @@ struct FederationEndpoints {
         guard let upstream = federation.upstreams[context.parameters.get("provider") ?? ""] else {
             return failurePage(language, cancelled: false, status: .notFound)
         }
-        return try await redirect(to: upstream, interaction: nil, linkUserID: user.id, language: language)
+        if let confirm = try await AccountEndpoint(provider: provider).confirmItIsYou(request, user: user, reason: .reauthConnect) {
+            return confirm
+        }
+        return try await redirect(to: upstream, interaction: nil, linkUserID: user.id, language: language,
+                                  origin: (context.addressKey, "account"))
     }
 
     func remove(_ request: Request) async throws -> Response {
@@ -210,6 +223,9 @@ struct FederationEndpoints {
         guard let user = try await signedIn(request, form: form) else { return authorization.expiredPage(request, language: language) }
         guard form["confirm"] == "DELETE" else {
             return Responses.html(pages.message(language: language, title: .accountDelete, message: .accountDeleteMistyped), status: .badRequest)
+        }
+        if let confirm = try await AccountEndpoint(provider: provider).confirmItIsYou(request, user: user, reason: .reauthDelete) {
+            return confirm
         }
         try await federation.deleteUser(user)
         var response = Responses.html(pages.message(language: language, title: .accountDelete, message: .accountDeleted))

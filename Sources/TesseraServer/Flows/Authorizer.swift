@@ -16,12 +16,21 @@ public struct Authorizer: Sendable {
     let clock: WallClock
     let codeLifetime: Int64
     let interactionLifetime: Int64
+    let limits: WorkLimits
 
     static let knownPrompts: Set<String> = ["none", "login", "consent", "select_account"]
     /// Parameters that must not repeat (RFC 6749 §3.1).
     static let singleParameters = ["client_id", "redirect_uri", "response_type", "response_mode", "scope", "state", "nonce",
                                    "code_challenge", "code_challenge_method", "prompt", "max_age", "login_hint",
                                    "id_token_hint", "ui_locales", "request", "request_uri", "claims"]
+    /// The longest value, in bytes, of each parameter a request keeps while the user signs in;
+    /// a longer one is refused (`invalid_request`) rather than stored, and a too long `state`
+    /// is not sent back.
+    static let maximumLengths: KeyValuePairs<String, Int> = [
+        "state": 2048, "nonce": 512, "scope": 2048, "claims": 8192, "login_hint": 320, "id_token_hint": 8192,
+        "ui_locales": 256, "prompt": 64, "max_age": 20, "response_type": 64, "response_mode": 32,
+        "code_challenge": 128, "code_challenge_method": 16,
+    ]
 
     // MARK: Validation
 
@@ -48,9 +57,14 @@ public struct Authorizer: Sendable {
         // 2. From here on errors go back to the client.
         let modeValue = parameters["response_mode"]
         let mode = modeValue.flatMap(ResponseMode.init(rawValue:)) ?? .query
-        let target = ResponseTarget(redirectURI: redirectURI, mode: mode, state: parameters.duplicates.contains("state") ? nil : parameters["state"])
+        let oversized = Self.maximumLengths.first { name, limit in (parameters[name]?.utf8.count ?? 0) > limit }
+        let echoState = !parameters.duplicates.contains("state") && oversized?.key != "state"
+        let target = ResponseTarget(redirectURI: redirectURI, mode: mode, state: echoState ? parameters["state"] : nil)
         func fail(_ error: OAuthError) -> Result<(AuthorizationRequest, Client), AuthorizationFailure> {
             .failure(.redirect(target, error))
+        }
+        if let (name, limit) = oversized {
+            return fail(.invalidRequest("The \(name) parameter is longer than \(limit) bytes."))
         }
         if let name = parameters.firstDuplicate(among: Self.singleParameters) {
             return fail(.invalidRequest("The \(name) parameter was sent more than once."))
@@ -159,8 +173,10 @@ public struct Authorizer: Sendable {
 
     /// Decides what happens for a valid request given the browser's session.
     /// `signedInNow` is true right after the user signed in for this very request.
+    /// `address`: the client address (its throttle key) of a request that has no
+    /// interaction yet; a new one counts towards its share of sign-ins started (``WorkLimits``).
     public func decide(_ request: AuthorizationRequest, client: Client, session: BrowserSession?, signedInNow: Bool,
-                       interaction: String? = nil) async throws -> AuthorizationOutcome {
+                       interaction: String? = nil, address: String? = nil) async throws -> AuthorizationOutcome {
         let target = ResponseTarget(redirectURI: request.redirectURI, mode: request.responseMode, state: request.state)
         let now = clock.now()
         let promptNone = request.prompt.contains("none")
@@ -177,7 +193,8 @@ public struct Authorizer: Sendable {
         }
         if needsLogin {
             if promptNone { return respondError(target, OAuthError(.loginRequired, "The user must sign in.")) }
-            return .login(interaction: try await interactionID(interaction, request), request, client)
+            guard let id = try await interactionID(interaction, request, address: address) else { return tooManyStarted(target) }
+            return .login(interaction: id, request, client)
         }
         guard let session, let user else { return respondError(target, .serverError(detail: "no session after login")) }
 
@@ -189,7 +206,8 @@ public struct Authorizer: Sendable {
             let essential = Set(ask.values.filter { scope in
                 ScopeCatalogue.definition(scope)?.claims.contains { request.claims?.essentialClaims.contains($0) == true } == true
             })
-            return .consent(interaction: try await interactionID(interaction, request), request, client, user, scopes: ask,
+            guard let id = try await interactionID(interaction, request, address: address) else { return tooManyStarted(target) }
+            return .consent(interaction: id, request, client, user, scopes: ask,
                             essential: essential)
         }
         return try await issueCode(request, session: session, target: target)
@@ -240,13 +258,23 @@ public struct Authorizer: Sendable {
         return .respond(target, parameters)
     }
 
-    func interactionID(_ existing: String?, _ request: AuthorizationRequest) async throws -> String {
+    /// The interaction that keeps `request` while the hosted pages complete it: `existing`,
+    /// or a new one — nil when `address` or the client has started too many sign-ins.
+    func interactionID(_ existing: String?, _ request: AuthorizationRequest, address: String?) async throws -> String? {
         if let existing { return existing }
-        let id = SecureRandom.token()
         let now = clock.now()
+        if let address {
+            do { try limits.admit(.flow, address: address, client: request.clientID, now: now) } catch { return nil }
+        }
+        let id = SecureRandom.token()
         try await interactions.insertInteraction(idHash: tokenHash(id), request: try jsonText(request), now: now,
                                                  expiresAt: now + interactionLifetime)
         return id
+    }
+
+    /// The answer when the request's address or client has started too many sign-ins.
+    func tooManyStarted(_ target: ResponseTarget) -> AuthorizationOutcome {
+        respondError(target, OAuthError(.temporarilyUnavailable, "Too many sign-ins were started from this network or for this client. Try again in a minute."))
     }
 
     /// The pending request behind an interaction id from a hosted page form.

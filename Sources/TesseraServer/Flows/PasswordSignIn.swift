@@ -38,6 +38,8 @@ public struct PasswordSignIn: Sendable {
     public enum Failure: Error, Sendable {
         case badCredentials
         case throttled
+        /// The password hashing queue is full; nothing was counted.
+        case busy
     }
 
     /// Where an attempt comes from: the client address (its throttle key) and, from a
@@ -63,7 +65,12 @@ public struct PasswordSignIn: Sendable {
             counters = [(perAccountAndAddress, email + "|" + origin.address), (perAddress, origin.address), (perAccount, email)]
         }
         if counters.contains(where: { $0.0.isBlocked($0.1, now: now) }) { return .failure(.throttled) }
-        let verification = try await passwords.verify(password, against: user?.passwordHash)
+        let verification: PasswordHasher.Verification
+        do {
+            verification = try await passwords.verify(password, against: user?.passwordHash)
+        } catch is PasswordHasher.Busy {
+            return .failure(.busy)
+        }
         guard let user, verification.matches else {
             for (throttle, key) in counters { throttle.recordFailure(key, now: now) }
             return .failure(.badCredentials)
@@ -71,7 +78,10 @@ public struct PasswordSignIn: Sendable {
         // The guesses of others (per account, per address) still count; this place's own are forgiven.
         counters.first.map { $0.0.reset($0.1) }
         if verification.needsRehash {
-            try await users.updatePasswordHash(userID: user.id, hash: try await passwords.hash(password), now: now)
+            // A busy queue leaves the old hash for the next sign-in.
+            if let hash = try? await passwords.hash(password) {
+                try await users.updatePasswordHash(userID: user.id, hash: hash, now: now)
+            }
         }
         return .success(user)
     }

@@ -34,8 +34,19 @@ public struct MailDeliveryError: Error, CustomStringConvertible, Equatable {
     }
 }
 
-/// The development transport, used when no SMTP URL is set: "delivers" a message by
-/// writing its recipient, subject and text to the log, where a developer reads the code.
+/// Used when no SMTP URL is set outside `--dev`: sends nothing and writes nothing of the
+/// message to the log (it holds codes and links). Each message fails at once with the
+/// reason, and stays in the outbox until it is purged.
+public struct UnsentTransport: MailTransport {
+    public init() {}
+
+    public func deliver(_ message: OutboxMessage) async throws {
+        throw MailDeliveryError.rejected("not sent: no SMTP server is configured (--smtp-url)", replyCode: nil)
+    }
+}
+
+/// The development transport, used with `--dev` when no SMTP URL is set: "delivers" a
+/// message by writing its recipient, subject and text to the log, where a developer reads the code.
 public struct LogTransport: MailTransport {
     let logger: Logger
 

@@ -121,7 +121,9 @@ struct MailDeliveryService: Service {
 
     func run() async throws {
         if delivery.transport is LogTransport {
-            delivery.logger.notice("no --smtp-url: emails are written to this log instead of being sent")
+            delivery.logger.notice("--dev without --smtp-url: emails are written to this log instead of being sent")
+        } else if delivery.transport is UnsentTransport {
+            delivery.logger.warning("no --smtp-url: emails (sign-in codes, links, notices) are not sent; set --smtp-url to send them")
         } else if let smtp = delivery.transport as? SMTPTransport {
             delivery.logger.info("emails are delivered through \(smtp.settings)")
         }

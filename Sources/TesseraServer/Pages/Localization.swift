@@ -34,7 +34,7 @@ public enum PageLanguage: String, Sendable, CaseIterable {
     }
 
     public enum Key: String, Sendable {
-        case signInTitle, signInTo, email, password, signIn, badCredentials, throttled
+        case signInTitle, signInTo, email, password, signIn, badCredentials, throttled, busy, tooManyStarted
         case consentTitle, consentIntro, consentSignedInAs, allow, deny
         case errorTitle, errorIntro, errorCode, errorDetails
         case logoutTitle, logoutQuestion, logoutConfirm, loggedOutTitle, loggedOut
@@ -47,12 +47,15 @@ public enum PageLanguage: String, Sendable, CaseIterable {
         case continueWith, connect, linkTitle, linkIntro, linkNoPassword, linkSubmit, federationFailed, federationCancelled
         case accountIdentities, accountNoIdentities, accountRemoveIdentity, accountLastWay, accountDelete, accountDeleteConfirm
         case accountDeleteButton, accountDeleteMistyped, accountDeleted, identityInUse
+        case reauthTitle, reauthSubmit, reauthDelete, reauthConnect
     }
 
     static let english: [Key: String] = [
         .signInTitle: "Sign in", .signInTo: "to continue to", .email: "Email", .password: "Password",
         .signIn: "Sign in", .badCredentials: "The email or password is incorrect.",
         .throttled: "Too many attempts. Wait a few minutes and try again.",
+        .busy: "The server is busy. Try again in a few seconds.",
+        .tooManyStarted: "Too many sign-ins were started from your network. Wait a minute and try again.",
         .consentTitle: "Allow access?", .consentIntro: "wants to access:", .consentSignedInAs: "Signed in as",
         .allow: "Allow", .deny: "Deny",
         .errorTitle: "This sign-in request can't be completed",
@@ -88,6 +91,9 @@ public enum PageLanguage: String, Sendable, CaseIterable {
         .accountIdentities: "Sign-in providers", .accountNoIdentities: "No other provider is connected.",
         .accountRemoveIdentity: "Disconnect",
         .accountLastWay: "This is your only way to sign in: set a password or connect another provider first.",
+        .reauthTitle: "Confirm it's you", .reauthSubmit: "Continue",
+        .reauthDelete: "To delete your account, sign in again first: your last sign-in was a while ago.",
+        .reauthConnect: "To connect another way to sign in, sign in again first: your last sign-in was a while ago.",
         .accountDelete: "Delete account", .accountDeleteConfirm: "Type DELETE to delete your account and everything in it.",
         .accountDeleteButton: "Delete my account", .accountDeleteMistyped: "Type DELETE exactly to confirm.",
         .accountDeleted: "Your account was deleted.",
@@ -98,6 +104,8 @@ public enum PageLanguage: String, Sendable, CaseIterable {
         .signInTitle: "Вход", .signInTo: "чтобы продолжить в", .email: "Электронная почта", .password: "Пароль",
         .signIn: "Войти", .badCredentials: "Неверная электронная почта или пароль.",
         .throttled: "Слишком много попыток. Подождите несколько минут и попробуйте снова.",
+        .busy: "Сервер занят. Попробуйте снова через несколько секунд.",
+        .tooManyStarted: "Из вашей сети начато слишком много входов. Подождите минуту и попробуйте снова.",
         .consentTitle: "Разрешить доступ?", .consentIntro: "запрашивает доступ к данным:", .consentSignedInAs: "Вы вошли как",
         .allow: "Разрешить", .deny: "Отклонить",
         .errorTitle: "Не удалось выполнить запрос на вход",
@@ -133,6 +141,9 @@ public enum PageLanguage: String, Sendable, CaseIterable {
         .accountIdentities: "Сервисы для входа", .accountNoIdentities: "Другие сервисы не подключены.",
         .accountRemoveIdentity: "Отключить",
         .accountLastWay: "Это ваш единственный способ входа: сначала задайте пароль или подключите другой сервис.",
+        .reauthTitle: "Подтвердите, что это вы", .reauthSubmit: "Продолжить",
+        .reauthDelete: "Чтобы удалить учётную запись, сначала войдите ещё раз: последний вход был давно.",
+        .reauthConnect: "Чтобы подключить другой способ входа, сначала войдите ещё раз: последний вход был давно.",
         .accountDelete: "Удаление учётной записи", .accountDeleteConfirm: "Введите DELETE, чтобы удалить учётную запись и все её данные.",
         .accountDeleteButton: "Удалить учётную запись", .accountDeleteMistyped: "Для подтверждения введите DELETE точно так.",
         .accountDeleted: "Ваша учётная запись удалена.",

@@ -35,12 +35,13 @@ enum Templates {
     {{> header}}
     <h1>{{title}}</h1>
     {{#clientName}}<p class="subtitle">{{signInTo}} <strong>{{clientName}}</strong></p>{{/clientName}}
+    {{#intro}}<p class="subtitle">{{intro}}</p>{{/intro}}
     {{#message}}<p class="alert" role="alert" id="form-error">{{message}}</p>{{/message}}
     <form method="post" action="{{action}}" novalidate>
     {{#interaction}}<input type="hidden" name="interaction" value="{{interaction}}">{{/interaction}}
     <input type="hidden" name="csrf_token" value="{{csrf}}">
     <label for="email">{{emailLabel}}</label>
-    <input id="email" name="email" type="email" autocomplete="username" required value="{{email}}"{{#message}} aria-describedby="form-error" aria-invalid="true"{{/message}}{{^email}} autofocus{{/email}}>
+    <input id="email" name="email" type="email" autocomplete="username" required value="{{email}}"{{#fixedEmail}} readonly{{/fixedEmail}}{{#message}} aria-describedby="form-error" aria-invalid="true"{{/message}}{{^email}} autofocus{{/email}}>
     <label for="password">{{passwordLabel}}</label>
     <input id="password" name="password" type="password" autocomplete="current-password" required{{#email}} autofocus{{/email}}>
     <button type="submit">{{submit}}</button>

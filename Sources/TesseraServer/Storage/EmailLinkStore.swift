@@ -63,7 +63,7 @@ extension SQLStore: EmailLinkStore {
             try await db.raw("""
                 INSERT INTO email_links (code_hash, client_id, email, continue_url, handle_in_app, interaction, device_hash, language,
                     wrong_attempts, created_at, expires_at)
-                VALUES (\(bind: codeHash), \(bind: link.clientID), \(bind: link.email), \(bind: link.continueURL), \(bind: link.handleInApp),
+                VALUES (\(bind: codeHash), \(bind: link.clientID == EmailLinks.accountClientID ? nil : link.clientID), \(bind: link.email), \(bind: link.continueURL), \(bind: link.handleInApp),
                     \(bind: link.interaction), \(bind: link.deviceHash), \(bind: link.language), \(bind: link.wrongAttempts),
                     \(bind: link.createdAt), \(bind: link.expiresAt))
                 """).run()
@@ -74,7 +74,7 @@ extension SQLStore: EmailLinkStore {
         try await database.withDatabase { db in
             guard let row = try await db.raw("SELECT * FROM email_links WHERE code_hash = \(bind: codeHash)").first() else { return nil }
             return EmailLinkRecord(
-                clientID: try row.string("client_id"), email: try row.string("email"), continueURL: try row.optionalString("continue_url"),
+                clientID: try row.optionalString("client_id") ?? EmailLinks.accountClientID, email: try row.string("email"), continueURL: try row.optionalString("continue_url"),
                 handleInApp: try row.bool("handle_in_app"), interaction: try row.optionalString("interaction"),
                 deviceHash: try row.optionalString("device_hash"), language: try row.string("language"),
                 wrongAttempts: Int(try row.int("wrong_attempts")), createdAt: try row.int("created_at"),

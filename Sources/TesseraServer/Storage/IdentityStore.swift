@@ -58,6 +58,10 @@ public protocol IdentityStore: Sendable {
     /// ``StoreError/duplicate(_:)`` when the address got an account meanwhile.
     func createUser(_ user: User, identity: UpstreamIdentity) async throws
     func removeIdentity(providerID: String, subject: String) async throws
+    /// Identities whose upstream refresh token is stored in clear (written before tokens were sealed).
+    func identitiesWithClearRefreshTokens() async throws -> [UpstreamIdentity]
+    /// Replaces an identity's stored refresh token (`old`, as read) with `new`; false when it changed meanwhile.
+    func replaceRefreshToken(providerID: String, subject: String, old: String, new: String) async throws -> Bool
     func insertUpstreamRequest(stateHash: String, _ request: UpstreamRequest, now: Int64) async throws
     /// Takes (and deletes) the request of a state, if `browserHash` is the browser's that
     /// started it: a state works once, and only there.
@@ -191,6 +195,23 @@ extension SQLStore: IdentityStore {
     public func deleteUser(id: String) async throws {
         try await database.withDatabase { db in
             try await db.raw("DELETE FROM users WHERE id = \(bind: id)").run()
+        }
+    }
+
+    public func identitiesWithClearRefreshTokens() async throws -> [UpstreamIdentity] {
+        try await database.withDatabase { db in
+            try await db.raw("""
+                SELECT * FROM upstream_identities WHERE refresh_token IS NOT NULL AND substr(refresh_token, 1, 7) <> 'enc:v1:'
+                """).all().map(Self.identity)
+        }
+    }
+
+    public func replaceRefreshToken(providerID: String, subject: String, old: String, new: String) async throws -> Bool {
+        try await database.withDatabase { db in
+            try await db.raw("""
+                UPDATE upstream_identities SET refresh_token = \(bind: new)
+                WHERE provider_id = \(bind: providerID) AND subject = \(bind: subject) AND refresh_token = \(bind: old) RETURNING subject
+                """).first() != nil
         }
     }
 

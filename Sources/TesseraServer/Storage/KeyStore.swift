@@ -27,6 +27,9 @@ public protocol KeyStore: Sendable {
     func ensureKeys(now: Int64, generate: @Sendable () throws -> StoredSigningKey) async throws
     /// Retires the current key, promotes `next`, adds a new `next`. Returns the new current kid.
     func rotateKeys(now: Int64, generate: @Sendable () throws -> StoredSigningKey) async throws -> String
+    /// Replaces a key's stored material (`old`, as read) with `new`, the same key sealed;
+    /// false when another node changed it first.
+    func replacePrivateKey(kid: String, old: String, new: String) async throws -> Bool
     /// Reads a setting, creating it with `make()` the first time.
     func setting(_ name: String, orCreate make: @Sendable () -> String) async throws -> String
 }
@@ -85,6 +88,14 @@ extension SQLStore: KeyStore {
             fresh.state = .next
             try await Self.insert(fresh, on: db)
             return next.kid
+        }
+    }
+
+    public func replacePrivateKey(kid: String, old: String, new: String) async throws -> Bool {
+        try await database.withDatabase { db in
+            try await db.raw("""
+                UPDATE signing_keys SET private_key = \(bind: new) WHERE kid = \(bind: kid) AND private_key = \(bind: old) RETURNING kid
+                """).first() != nil
         }
     }
 

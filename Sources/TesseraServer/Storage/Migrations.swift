@@ -280,6 +280,33 @@ enum Migrations {
         Migration(version: 10, name: "resource_server", statements: [
             "ALTER TABLE clients ADD COLUMN resource_server BOOLEAN NOT NULL DEFAULT FALSE",
         ]),
+        // Links the account page sends to confirm a sign-in belong to no client (client_id NULL).
+        Migration(version: 11, name: "account_email_links", statements: [
+            """
+            CREATE TABLE email_links_new (
+                code_hash TEXT PRIMARY KEY,
+                client_id TEXT REFERENCES clients(id) ON DELETE CASCADE,
+                email TEXT NOT NULL,
+                continue_url TEXT,
+                handle_in_app BOOLEAN NOT NULL,
+                interaction TEXT,
+                device_hash TEXT,
+                language TEXT NOT NULL,
+                wrong_attempts BIGINT NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                used_at BIGINT)
+            """,
+            """
+            INSERT INTO email_links_new (code_hash, client_id, email, continue_url, handle_in_app, interaction, device_hash, language,
+                wrong_attempts, created_at, expires_at, used_at)
+            SELECT code_hash, client_id, email, continue_url, handle_in_app, interaction, device_hash, language,
+                wrong_attempts, created_at, expires_at, used_at FROM email_links
+            """,
+            "DROP TABLE email_links",
+            "ALTER TABLE email_links_new RENAME TO email_links",
+            "CREATE INDEX email_links_expiry ON email_links (expires_at)",
+        ]),
     ]
 
     /// Brings the schema up to date; safe to call from several processes at once.

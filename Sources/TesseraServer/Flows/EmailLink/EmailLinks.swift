@@ -33,30 +33,35 @@ struct EmailLinks: Sendable {
         var deviceHash: String?
     }
 
+    /// The client of links the account page sends to confirm a sign-in: stored as no client
+    /// (`client_id` NULL), so no app can redeem them.
+    static let accountClientID = "tessera:account"
+
     /// The path of the link itself (a universal link / app link when the client registered apps).
     static let linkPath = "/emaillink/v1.0/signin"
 
     /// Sends a sign-in link to the address, whether or not it has an account (the first sign-in
     /// creates it). Only the limits can refuse, and they don't depend on the account either.
-    func send(_ request: SendRequest, client: Client, clientAddress: String) async throws {
+    /// `clientID`: the app the link is for, or ``accountClientID`` for the account page's own links.
+    func send(_ request: SendRequest, clientID: String, clientAddress: String) async throws {
         try await native.checkHourlyLimits(email: request.email, clientAddress: clientAddress)
         let now = clock.now()
         let code = SecureRandom.token()
-        let record = EmailLinkRecord(clientID: client.id, email: request.email, continueURL: request.continueURL,
+        let record = EmailLinkRecord(clientID: clientID, email: request.email, continueURL: request.continueURL,
                                      handleInApp: request.handleInApp, interaction: request.interaction, deviceHash: request.deviceHash,
                                      language: request.language.rawValue, wrongAttempts: 0, createdAt: now, expiresAt: now + lifetime)
         try await store.insertEmailLink(codeHash: tokenHash(code), record)
         try await native.store.recordCodeSent(email: request.email, clientAddress: clientAddress, now: now)
         try await native.mailer.send(try native.templates.message(
             "sign-in-link", to: request.email, language: request.language,
-            values: ["link": link(code: code, request: request, client: client), "email": request.email,
+            values: ["link": link(code: code, request: request, clientID: clientID), "email": request.email,
                      "issuer_host": native.issuerHost, "minutes": Int((lifetime + 59) / 60)],
             metadata: ["flow": "emaillink"], expiresAt: record.expiresAt))
     }
 
     /// `{issuer}/emaillink/v1.0/signin?mode=signIn&oob_code=…&continue_url=…` and the app hints.
-    func link(code: String, request: SendRequest, client: Client) -> String {
-        var parameters = [("mode", "signIn"), ("oob_code", code), ("client_id", client.id), ("lang", request.language.rawValue)]
+    func link(code: String, request: SendRequest, clientID: String) -> String {
+        var parameters = [("mode", "signIn"), ("oob_code", code), ("client_id", clientID), ("lang", request.language.rawValue)]
         if let continueURL = request.continueURL { parameters.append(("continue_url", continueURL)) }
         if let bundle = request.iosBundleID { parameters.append(("ios_bundle_id", bundle)) }
         if let package = request.androidPackageName {

@@ -19,13 +19,13 @@ struct Federation: Sendable {
     /// In configuration order, for the buttons.
     let ordered: [Upstream]
     let store: any IdentityStore & UserStore & UsedOnceStore & StoreTransactions
-    let secretBox: SecretBox?
+    let secretBox: SecretBox
     let clock: WallClock
     let logger: Logger
     /// How long a request to an upstream and a pending link last.
     let requestLifetime: Int64 = 600
 
-    init(settings: [UpstreamProviderSettings], issuer: String, store: any IdentityStore & UserStore & UsedOnceStore & StoreTransactions, secretBox: SecretBox?,
+    init(settings: [UpstreamProviderSettings], issuer: String, store: any IdentityStore & UserStore & UsedOnceStore & StoreTransactions, secretBox: SecretBox,
          clock: WallClock, logger: Logger) throws {
         ordered = try settings.map { try Upstream($0, issuer: issuer, clock: clock) }
         upstreams = Dictionary(uniqueKeysWithValues: ordered.map { ($0.id, $0) })
@@ -323,13 +323,23 @@ struct Federation: Sendable {
     }
 
     func seal(_ token: String) throws -> String {
-        guard let secretBox else { return token }
-        return try secretBox.seal(Data(token.utf8), context: "upstream-refresh-token")
+        try secretBox.seal(Data(token.utf8), context: "upstream-refresh-token")
     }
 
     func open(_ stored: String) throws -> String {
         guard SecretBox.isSealed(stored) else { return stored }
-        guard let secretBox else { throw ConfigurationError("an upstream token is sealed but no master key is configured") }
         return String(decoding: try secretBox.open(stored, context: "upstream-refresh-token"), as: UTF8.self)
+    }
+
+    /// Seals the upstream refresh tokens a database kept in clear (from before tokens were always sealed).
+    func sealStoredTokens() async throws {
+        var sealed = 0
+        for identity in try await store.identitiesWithClearRefreshTokens() {
+            guard let token = identity.refreshToken else { continue }
+            if try await store.replaceRefreshToken(providerID: identity.providerID, subject: identity.subject, old: token, new: try seal(token)) {
+                sealed += 1
+            }
+        }
+        if sealed > 0 { logger.notice("sealed upstream refresh tokens stored in clear", metadata: ["count": "\(sealed)"]) }
     }
 }

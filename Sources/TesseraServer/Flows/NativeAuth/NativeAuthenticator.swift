@@ -19,6 +19,7 @@ struct NativeAuthenticator: Sendable {
     let passwords: PasswordHasher
     let policy: PasswordPolicy
     let passwordSignIn: PasswordSignIn
+    let limits: WorkLimits
     let mailer: any Mailer
     let templates: MailTemplates
     let tokens: UserGrantTokens
@@ -44,7 +45,7 @@ struct NativeAuthenticator: Sendable {
         let challenges = try challengeTypes(parameters)
         let email = try username(parameters)
         guard challenges.contains(.oob) else { return .redirect }
-        var flow = newFlow(.signUp, email: email, challenges: challenges, caller: caller)
+        var flow = try newFlow(.signUp, email: email, challenges: challenges, caller: caller)
         if try await store.user(email: email) != nil {
             guard enumerationProtection else {
                 throw NativeAuthError("user_already_exists", "An account with this email address already exists.", errorCodes: [1003037])
@@ -53,7 +54,7 @@ struct NativeAuthenticator: Sendable {
         }
         if let password = parameters["password"] {
             try checkPassword(password, email: email)
-            flow.passwordHash = try await passwords.hash(password)
+            flow.passwordHash = try await hashNewPassword(password, caller: caller, priority: .new)
         }
         if let attributes = parameters["attributes"] {
             flow.attributes = try settings.signUpAttributes.parse(attributes).get()
@@ -98,7 +99,7 @@ struct NativeAuthenticator: Sendable {
         case "password":
             let password = try required(parameters, "password")
             try checkPassword(password, email: flow.email)
-            flow.passwordHash = try await passwords.hash(password)
+            flow.passwordHash = try await hashNewPassword(password, caller: caller, priority: .underWay)
         case "attributes":
             let sent = try settings.signUpAttributes.parse(try required(parameters, "attributes")).get()
             flow.attributes.merge(sent) { _, new in new }
@@ -168,7 +169,7 @@ struct NativeAuthenticator: Sendable {
             throw NativeAuthError("user_not_found", "No account has this email address.", errorCodes: [50034])
         }
         guard challenges.contains(.oob) || challenges.contains(.password) else { return .redirect }
-        var flow = newFlow(.signIn, email: email, challenges: challenges, caller: caller)
+        var flow = try newFlow(.signIn, email: email, challenges: challenges, caller: caller)
         flow.userID = user?.id
         return try await begin(flow)
     }
@@ -210,6 +211,8 @@ struct NativeAuthenticator: Sendable {
             case .failure(.throttled):
                 throw NativeAuthError("invalid_grant", "Too many failed attempts. Wait a few minutes, or sign in with a code.",
                                       suberror: "user_locked", errorCodes: [50053])
+            case .failure(.busy):
+                throw NativeAuthError.busy()
             }
         case "oob":
             var (flow, token) = try await currentFlow(parameters, .signIn, caller: caller, steps: [.codeSent], invalid: "invalid_grant")
@@ -290,7 +293,7 @@ struct NativeAuthenticator: Sendable {
             throw NativeAuthError("user_not_found", "No account has this email address.", errorCodes: [50034])
         }
         guard challenges.contains(.oob) else { return .redirect }
-        var flow = newFlow(.passwordReset, email: email, challenges: challenges, caller: caller)
+        var flow = try newFlow(.passwordReset, email: email, challenges: challenges, caller: caller)
         flow.userID = user?.id
         return try await begin(flow)
     }
@@ -323,7 +326,7 @@ struct NativeAuthenticator: Sendable {
         let password = try required(parameters, "new_password")
         try checkPassword(password, email: flow.email)
         guard let userID = flow.userID else { throw NativeAuthError.invalidToken("invalid_request") }
-        let hash = try await passwords.hash(password)
+        let hash = try await hashNewPassword(password, caller: caller, priority: .underWay)
         let now = clock.now()
         flow.step = .completed
         flow.amr = ["pwd", "otp"]
@@ -350,11 +353,35 @@ struct NativeAuthenticator: Sendable {
 
     // MARK: Steps shared by the flows
 
-    func newFlow(_ kind: NativeFlow.Kind, email: String, challenges: [Challenge], caller: Caller) -> NativeFlow {
+    /// A new flow, once the caller's address and client may start one (``WorkLimits``).
+    func newFlow(_ kind: NativeFlow.Kind, email: String, challenges: [Challenge], caller: Caller) throws -> NativeFlow {
+        try admit(.flow, caller: caller)
         let now = clock.now()
         return NativeFlow(id: SecureRandom.token(bytes: 16), kind: kind, clientID: caller.client.id, email: email, step: .started,
                           challengeTypes: challenges.map(\.rawValue), language: caller.language.rawValue, createdAt: now,
                           expiresAt: now + settings.continuationTokenLifetime)
+    }
+
+    /// Counts `work` for the caller's address and client: `slow_down` past their share.
+    func admit(_ work: WorkLimits.Work, caller: Caller) throws {
+        do {
+            try limits.admit(work, address: caller.address, client: caller.client.id, now: clock.now())
+        } catch {
+            let what = work == .flow ? "sign-ins were started" : "passwords were set"
+            throw NativeAuthError("slow_down", "Too many \(what) from this network or app. Try again in \(error.retryAfter) s.",
+                                  status: 429, extra: ["retry_after": .int(error.retryAfter)])
+        }
+    }
+
+    /// The hash of a password chosen in a flow, within the caller's share of hashing work;
+    /// `temporarily_unavailable` when the hashing queue is full.
+    func hashNewPassword(_ password: String, caller: Caller, priority: PasswordHasher.Priority) async throws -> String {
+        try admit(.hashing, caller: caller)
+        do {
+            return try await passwords.hash(password, priority: priority)
+        } catch is PasswordHasher.Busy {
+            throw NativeAuthError.busy()
+        }
     }
 
     /// Stores a new flow and answers its first continuation token.

@@ -89,6 +89,12 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
         NativeAuthError("invalid_request", description, errorCodes: codes)
     }
 
+    /// The password hashing queue is full: the app may try again in a few seconds.
+    static func busy() -> NativeAuthError {
+        NativeAuthError("temporarily_unavailable", "The server is busy. Try again in a few seconds.", status: 503,
+                        extra: ["retry_after": 2])
+    }
+
     /// A continuation token past its lifetime: the app must start over.
     static func expiredToken() -> NativeAuthError {
         NativeAuthError("expired_token", "The continuation_token has expired. Start the flow again.", errorCodes: [552_003])
