@@ -112,7 +112,7 @@ struct AccountEndpoint {
                               status: HTTPResponse.Status) -> Response {
         let language = language(request)
         let (csrf, cookie) = provider.csrf.token(for: request)
-        var response = Responses.html(provider.pages.reauthenticate(language: language, reason: reason ?? .reauthDelete, csrf: csrf,
+        var response = Responses.html(provider.pages.reauthenticate(language: language, reason: reason, csrf: csrf,
                                                                     email: user.email, message: message), status: status)
         if let cookie { response.setCookie(cookie) }
         return response
@@ -143,7 +143,9 @@ struct AccountEndpoint {
             response.setCookie(cookie)
             return response
         case .failure(let failure):
-            return reauthenticationPage(request, user: user, reason: nil, message: language.text(failure.pageText), status: failure.status)
+            // The address is the account's own: only the password can be wrong.
+            let text = failure == .badCredentials ? language.text(.wrongPassword) : language.text(failure.pageText)
+            return reauthenticationPage(request, user: user, reason: nil, message: text, status: failure.status)
         }
     }
 

@@ -47,7 +47,7 @@ public enum PageLanguage: String, Sendable, CaseIterable {
         case continueWith, connect, linkTitle, linkIntro, linkNoPassword, linkSubmit, federationFailed, federationCancelled
         case accountIdentities, accountNoIdentities, accountRemoveIdentity, accountLastWay, accountDelete, accountDeleteConfirm
         case accountDeleteButton, accountDeleteMistyped, accountDeleted, identityInUse
-        case reauthTitle, reauthSubmit, reauthDelete, reauthConnect
+        case reauthTitle, reauthSubmit, reauthDelete, reauthConnect, wrongPassword
     }
 
     static let english: [Key: String] = [
@@ -91,7 +91,7 @@ public enum PageLanguage: String, Sendable, CaseIterable {
         .accountIdentities: "Sign-in providers", .accountNoIdentities: "No other provider is connected.",
         .accountRemoveIdentity: "Disconnect",
         .accountLastWay: "This is your only way to sign in: set a password or connect another provider first.",
-        .reauthTitle: "Confirm it's you", .reauthSubmit: "Continue",
+        .reauthTitle: "Confirm it's you", .reauthSubmit: "Continue", .wrongPassword: "The password is incorrect.",
         .reauthDelete: "To delete your account, sign in again first: your last sign-in was a while ago.",
         .reauthConnect: "To connect another way to sign in, sign in again first: your last sign-in was a while ago.",
         .accountDelete: "Delete account", .accountDeleteConfirm: "Type DELETE to delete your account and everything in it.",
@@ -141,7 +141,7 @@ public enum PageLanguage: String, Sendable, CaseIterable {
         .accountIdentities: "Сервисы для входа", .accountNoIdentities: "Другие сервисы не подключены.",
         .accountRemoveIdentity: "Отключить",
         .accountLastWay: "Это ваш единственный способ входа: сначала задайте пароль или подключите другой сервис.",
-        .reauthTitle: "Подтвердите, что это вы", .reauthSubmit: "Продолжить",
+        .reauthTitle: "Подтвердите, что это вы", .reauthSubmit: "Продолжить", .wrongPassword: "Неверный пароль.",
         .reauthDelete: "Чтобы удалить учётную запись, сначала войдите ещё раз: последний вход был давно.",
         .reauthConnect: "Чтобы подключить другой способ входа, сначала войдите ещё раз: последний вход был давно.",
         .accountDelete: "Удаление учётной записи", .accountDeleteConfirm: "Введите DELETE, чтобы удалить учётную запись и все её данные.",

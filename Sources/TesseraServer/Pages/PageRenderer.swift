@@ -38,9 +38,9 @@ public struct PageRenderer: Sendable {
 
     /// "Confirm it's you": the account page asks a signed-in user whose sign-in is not recent
     /// for the password again, or offers a link to their address (`reason` says what for).
-    func reauthenticate(language: PageLanguage, reason: PageLanguage.Key, csrf: String, email: String, message: String?) -> String {
+    func reauthenticate(language: PageLanguage, reason: PageLanguage.Key?, csrf: String, email: String, message: String?) -> String {
         render("login", [
-            "providers": [[String: Any]](), "title": language.text(.reauthTitle), "intro": language.text(reason), "clientName": "",
+            "providers": [[String: Any]](), "title": language.text(.reauthTitle), "intro": reason.map(language.text) ?? "", "clientName": "",
             "action": "/account/reauth", "interaction": "", "csrf": csrf, "email": email, "fixedEmail": true, "message": message ?? "",
             "emailLabel": language.text(.email), "passwordLabel": language.text(.password), "submit": language.text(.reauthSubmit),
             "linkAction": "/account/reauth/link", "or": language.text(.or), "emailLink": language.text(.emailMeALink),
