@@ -118,59 +118,59 @@ struct AccountEndpoint {
         return response
     }
 
-    /// The signed-in user of a form post from the account pages.
-    func signedInUser(_ request: Request, form: RequestParameters) async throws -> User? {
+    /// Runs `body` for a form post of the confirmation page with the session's user, or
+    /// answers that the session expired (no session, or a form without a valid CSRF token).
+    func confirmationPost(_ request: Request, _ body: (Request, User, RequestParameters, PageLanguage) async throws -> Response)
+        async throws -> Response {
+        var request = request
+        let form = try await request.formParameters()
+        let language = language(request)
         guard provider.csrf.isValid(form["csrf_token"], request: request),
-              let session = try await BrowserSessions(provider: provider).current(request) else { return nil }
-        return try await provider.store.user(id: session.userID)
+              let session = try await BrowserSessions(provider: provider).current(request),
+              let user = try await provider.store.user(id: session.userID) else {
+            return Responses.html(provider.pages.error(language: language, error: OAuthError(.invalidRequest),
+                                                       intro: language.text(.sessionExpired)), status: .badRequest)
+        }
+        return try await body(request, user, form, language)
     }
 
     /// The password again: a new session (a fresh `auth_time`), then back to the account page.
     func reauthenticate(_ request: Request, _ context: TesseraRequestContext) async throws -> Response {
-        var request = request
-        let form = try await request.formParameters()
-        let language = language(request)
-        guard let user = try await signedInUser(request, form: form) else {
-            return Responses.html(provider.pages.error(language: language, error: OAuthError(.invalidRequest),
-                                                       intro: language.text(.sessionExpired)), status: .badRequest)
-        }
-        // The account is the session's, whatever the form says.
-        switch try await provider.passwordSignIn.signIn(email: user.email, password: form["password"] ?? "",
-                                                        from: .init(address: context.addressKey, device: provider.deviceCookies.device(in: request))) {
-        case .success(let signedIn):
-            let (_, cookie) = try await BrowserSessions(provider: provider).create(userID: signedIn.id, amr: ["pwd"], replacing: request)
-            var response = Responses.redirect("/account", status: .seeOther)
-            response.setCookie(cookie)
-            return response
-        case .failure(let failure):
-            // The address is the account's own: only the password can be wrong.
-            let text = failure == .badCredentials ? language.text(.wrongPassword) : language.text(failure.pageText)
-            return reauthenticationPage(request, user: user, reason: nil, message: text, status: failure.status)
+        try await confirmationPost(request) { request, user, form, language in
+            // The account is the session's, whatever the form says.
+            let origin = PasswordSignIn.Origin(address: context.addressKey, device: provider.deviceCookies.device(in: request))
+            switch try await provider.passwordSignIn.signIn(email: user.email, password: form["password"] ?? "", from: origin) {
+            case .success(let signedIn):
+                let (_, cookie) = try await BrowserSessions(provider: provider).create(userID: signedIn.id, amr: ["pwd"], replacing: request)
+                var response = Responses.redirect("/account", status: .seeOther)
+                response.setCookie(cookie)
+                return response
+            case .failure(let failure):
+                // The address is the account's own: only the password can be wrong.
+                let text = failure == .badCredentials ? language.text(.wrongPassword) : language.text(failure.pageText)
+                return reauthenticationPage(request, user: user, reason: nil, message: text, status: failure.status)
+            }
         }
     }
 
     /// A sign-in link to the account's address, which comes back to the account page.
     func reauthenticationLink(_ request: Request, _ context: TesseraRequestContext) async throws -> Response {
-        var request = request
-        let form = try await request.formParameters()
-        let language = language(request)
-        guard let user = try await signedInUser(request, form: form) else {
-            return Responses.html(provider.pages.error(language: language, error: OAuthError(.invalidRequest),
-                                                       intro: language.text(.sessionExpired)), status: .badRequest)
+        try await confirmationPost(request) { request, user, _, language in
+            let device = SecureRandom.token()
+            let links = provider.emailLinks
+            let link = EmailLinks.SendRequest(email: user.email, continueURL: provider.issuer + "/account", language: language,
+                                              deviceHash: tokenHash(device))
+            do {
+                try await links.send(link, clientID: EmailLinks.accountClientID, clientAddress: context.addressKey)
+            } catch let error as NativeAuthError where error.error == "slow_down" {
+                return reauthenticationPage(request, user: user, reason: nil, message: language.text(.linkSendThrottled),
+                                            status: .tooManyRequests)
+            }
+            var response = Responses.html(provider.pages.emailLinkSent(language: language, email: user.email,
+                                                                       minutes: Int((links.lifetime + 59) / 60)))
+            response.setCookie(EmailLinkEndpoints(provider: provider).deviceCookie(device, maxAge: Int(links.lifetime)))
+            return response
         }
-        let device = SecureRandom.token()
-        let links = provider.emailLinks
-        do {
-            try await links.send(EmailLinks.SendRequest(email: user.email, continueURL: provider.issuer + "/account", language: language,
-                                                        deviceHash: tokenHash(device)),
-                                 clientID: EmailLinks.accountClientID, clientAddress: context.addressKey)
-        } catch let error as NativeAuthError where error.error == "slow_down" {
-            return reauthenticationPage(request, user: user, reason: nil, message: language.text(.linkSendThrottled), status: .tooManyRequests)
-        }
-        var response = Responses.html(provider.pages.emailLinkSent(language: language, email: user.email,
-                                                                   minutes: Int((links.lifetime + 59) / 60)))
-        response.setCookie(EmailLinkEndpoints(provider: provider).deviceCookie(device, maxAge: Int(links.lifetime)))
-        return response
     }
 
     func revoke(_ request: Request) async throws -> Response {
