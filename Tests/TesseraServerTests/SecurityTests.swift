@@ -215,6 +215,28 @@ struct ClientAssertionTests {
         }
     }
 
+    @Test("an assertion without iat is remembered until its exp: replaying it later is refused")
+    func noIssuedAtRememberedUntilExpiry() async throws {
+        let clock = ManualClock()
+        try await withApp(clock: clock) { provider, browser in
+            let key = try JWSSigningKey.generate(.es256, kid: "app-key")
+            var registration = Provider.ClientRegistration(name: "signed", redirectURIs: [testRedirect])
+            registration.id = "signed"
+            registration.jwks = JWKSet(keys: [key.publicKey.jwk])
+            registration.grantTypes = ["client_credentials"]
+            registration.scopes = ["api"]
+            _ = try await provider.registerClient(registration)
+            let now = provider.clock.now()
+            let claims: [String: JSONValue] = ["iss": "signed", "sub": "signed", "aud": .string(provider.issuer),
+                                               "exp": .int(now + 3000), "jti": "no-iat"]
+            let body = try Self.form(claims, key: key)
+            #expect(try await browser.post("/token", body).status == .ok)
+            clock.advance(by: 1200)  // past the five-minute window, before exp
+            let replay = try await browser.post("/token", body)
+            #expect(replay.status == .unauthorized && replay.json["error"] == "invalid_client", "\(replay.body.text)")
+        }
+    }
+
     @Test("aud must be the issuer or the token endpoint, and nothing else")
     func audience() async throws {
         try await Self.withSignedClients { provider, browser, key in
@@ -376,6 +398,25 @@ struct CSRFTests {
             let stolen = csrf.formToken(try #require(browser.cookies["tessera_csrf"]), session: "the attacker's session")
             let revoke = try await browser.post("/account/consents/revoke", [("csrf_token", stolen), ("client_id", "web")])
             #expect(revoke.status == .badRequest)
+        }
+    }
+
+    @Test("a form token made for a crafted CSRF cookie is not a device cookie's signature (each has its own key)")
+    func keysAreSeparate() async throws {
+        try await withApp { provider, _ in
+            let user = try #require(try await provider.store.user(email: "alice@example.com"))
+            // An attacker sets their own CSRF cookie to the device cookie's signed text and
+            // their session cookie to anything; the page then shows them the MAC of it.
+            let session = "the attacker's own session cookie"
+            let planted = "device-cookie|\(user.id)"
+            let head = HTTPRequest(method: .get, scheme: "http", authority: "x", path: "/",
+                                   headerFields: [.cookie: "tessera_csrf=\(planted); \(BrowserSessions.cookieName)=\(session)"])
+            let (token, _) = provider.csrf.token(for: Request(head: head, body: .init(buffer: ByteBuffer())))
+            let forged = "\(user.id).\(tokenHash(session)).\(token)"
+            let deviceRequest = Request(head: .init(method: .get, scheme: "http", authority: "x", path: "/",
+                                                    headerFields: [.cookie: "tessera_device=\(forged)"]),
+                                        body: .init(buffer: ByteBuffer()))
+            #expect(provider.deviceCookies.device(in: deviceRequest) == nil, "a forged device cookie proves nothing")
         }
     }
 

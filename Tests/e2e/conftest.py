@@ -15,8 +15,17 @@ from joserfc.jwk import ECKey, RSAKey
 
 from e2e_support import (APPLE_TEAM_ID, ARTIFACTS, CLI, PASSWORD, SPECIAL_SECRET, CallbackServer, Client, Provider,
                          Registry, TesseraServer, User, UserAgent, tessera_binary)
+from smtp_sink import SMTPSink
 
 _state: dict = {}
+
+
+@pytest.fixture(scope="module")
+def sink():
+    """A local SMTP sink for the module's servers to send their mail to (one per module)."""
+    relay = SMTPSink().start()
+    yield relay
+    relay.stop()
 
 
 # ---------------------------------------------------------------------------

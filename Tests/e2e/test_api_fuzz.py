@@ -110,13 +110,6 @@ def _register_early():
 
 
 @pytest.fixture(scope="module")
-def sink():
-    relay = SMTPSink().start()
-    yield relay
-    relay.stop()
-
-
-@pytest.fixture(scope="module")
 def apple(workdir):
     standin = AppleStandIn().start()
     standin.register_client(APPLE_APP, APPLE_TEAM)

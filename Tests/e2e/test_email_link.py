@@ -64,13 +64,6 @@ def _register_early():
     yield
 
 
-@pytest.fixture(scope="module")
-def sink():
-    relay = SMTPSink().start()
-    yield relay
-    relay.stop()
-
-
 def _app_client_args(callback_base: str) -> list[str]:
     # A loopback redirect URI besides the app's own, so a browser can bring the code back to the test.
     return ["clients", "add", "--name", "Shop", "--id", APP, "--public", "--first-party",

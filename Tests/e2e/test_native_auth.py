@@ -170,13 +170,6 @@ def b64json(text: str) -> dict:
 # Servers, relay and clients of this module
 
 
-@pytest.fixture(scope="module")
-def sink():
-    relay = SMTPSink().start()
-    yield relay
-    relay.stop()
-
-
 def _start_native_server(binary: str, workdir: Path, name: str, sink: SMTPSink, env: dict, clients: list[dict]):
     database = workdir / f"{name}.sqlite"
     cli = CLI(binary, database, workdir)

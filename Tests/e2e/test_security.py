@@ -18,7 +18,6 @@ import pytest
 import requests
 
 from e2e_support import CLI, Client, Provider, TesseraServer, UserAgent, User, assert_oauth_error, parse_page
-from smtp_sink import SMTPSink
 from test_native_auth import CHALLENGE, INITIATE, TOKEN, NativeApp, error, ok, unique
 
 APP = "security-native-app"
@@ -27,13 +26,6 @@ STRANGER_SECRET = "security-stranger-secret-0123456789-abcdef"
 SQUATTER_PASSWORD = "the squatter's own passphrase"
 OWNER_PASSWORD = "the owner's own passphrase"
 SERVER_ENV = {"TESSERA_LOG_LEVEL": "info", "TESSERA_OTP_PER_ADDRESS_PER_HOUR": "100000"}
-
-
-@pytest.fixture(scope="module")
-def sink():
-    relay = SMTPSink().start()
-    yield relay
-    relay.stop()
 
 
 @pytest.fixture(scope="module")

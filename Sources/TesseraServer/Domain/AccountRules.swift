@@ -38,9 +38,9 @@ enum AccountRules {
     /// A new password replaces the old one (a reset proves the address too): every session
     /// and grant ends, since whoever knew the old password may hold them.
     static func passwordReset(_ user: User, passwordHash: String, now: Int64, in tx: any TransactionStores) async throws {
-        _ = try await addressProven(user, now: now, in: tx)
+        let (_, secured) = try await addressProven(user, now: now, in: tx)
         try await tx.updatePasswordHash(userID: user.id, hash: passwordHash, now: now)
-        try await signOutEverywhere(userID: user.id, now: now, in: tx)
+        if !secured { try await signOutEverywhere(userID: user.id, now: now, in: tx) }  // done already when it was
     }
 
     /// Deletes an account: its tokens stop working at once (access tokens are checked

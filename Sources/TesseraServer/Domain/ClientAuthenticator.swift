@@ -132,7 +132,9 @@ public struct ClientAuthenticator: Sendable {
             throw OAuthError.invalidClient("The client assertion is too old: it is accepted for \(window) s after its iat; make a new one for each request.")
         }
         if let jti = jwt.jwtID {
-            let useless = min(expiry, issuedAt + window) + Self.clockSkew
+            // Remembered until the assertion can't be used any more: its window after iat, or
+            // its exp when it has no iat (then every later request counts its window from then).
+            let useless = (jwt.issuedAt.map { min(expiry, $0 + window) } ?? expiry) + Self.clockSkew
             guard try await grants.recordAssertion(clientID: client.id, jti: jti, expiresAt: useless, now: now) else {
                 throw OAuthError.invalidClient("The client assertion was used before.")
             }

@@ -116,6 +116,12 @@ public struct BrowserSession: Sendable, Equatable {
     public var authTime: Int64
     public var amr: [String]
     public var expiresAt: Int64
+
+    /// Whether the user signed in (or confirmed it was them) at most `seconds` ago: the
+    /// proof asked for before a sensitive change, which a stolen or forgotten session lacks.
+    public func isRecent(now: Int64, within seconds: Int64) -> Bool {
+        now - authTime <= seconds
+    }
 }
 
 /// What an authorization code stands for until it is redeemed.

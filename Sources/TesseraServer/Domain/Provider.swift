@@ -25,7 +25,7 @@ public final class Provider: Sendable {
     let pages: PageRenderer
     /// The hosted forms' CSRF tokens (keyed by a secret shared by every node through the database).
     let csrf: CSRF
-    /// Browsers where users signed in with their password (signed with the same secret, another label).
+    /// Browsers where users signed in with their password (a key derived from the same secret, for this use only).
     let deviceCookies: DeviceCookies
     /// Sends email through the outbox: over SMTP with `--smtp-url`, to the log without.
     public let mailer: any Mailer
@@ -87,8 +87,9 @@ public final class Provider: Sendable {
         let userTokens = UserGrantTokens(issuer: tokenIssuer, users: store)
         passwordSignIn = PasswordSignIn(users: store, passwords: passwords, limits: configuration.loginLimits, clock: clock)
         pages = try PageRenderer()
-        csrf = CSRF(key: SymmetricKey(data: Data(csrfSecret.utf8)), secure: configuration.secureCookies)
-        deviceCookies = DeviceCookies(key: SymmetricKey(data: Data(csrfSecret.utf8)), secure: configuration.secureCookies)
+        // One stored secret, a key of its own for each use: a MAC made for one can never pass as the other's.
+        csrf = CSRF(key: Self.key(from: csrfSecret, for: "csrf-form-token"), secure: configuration.secureCookies)
+        deviceCookies = DeviceCookies(key: Self.key(from: csrfSecret, for: "device-cookie"), secure: configuration.secureCookies)
         let mailDomain = MailAddress.domain(ofIssuer: issuer)
         let transport: any MailTransport = if let smtpURL = configuration.smtpURL {
             try SMTPTransport(settings: SMTPSettings(parsing: smtpURL), clientName: mailDomain, logger: logger)
@@ -116,6 +117,11 @@ public final class Provider: Sendable {
             ClientCredentialsGrant(issuer: tokenIssuer),
             UpstreamTokenExchangeGrant(federation: federation, native: nativeAuth, accessTokens: accessTokens),
         ])
+    }
+
+    /// A key for one `purpose` from a stored secret (HKDF-SHA256, RFC 5869).
+    static func key(from secret: String, for purpose: String) -> SymmetricKey {
+        HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: Data(secret.utf8)), info: Data(purpose.utf8), outputByteCount: 32)
     }
 
     /// Starts a provider, runs `body` with it, and shuts it down whatever happens.

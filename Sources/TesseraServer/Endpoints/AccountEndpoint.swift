@@ -103,8 +103,8 @@ struct AccountEndpoint {
     /// Nil when the browser's sign-in is recent enough for a sensitive change; otherwise the
     /// page that asks the user to sign in again (a stolen or forgotten session can't do it).
     func confirmItIsYou(_ request: Request, user: User, reason: PageLanguage.Key) async throws -> Response? {
-        guard let session = try await BrowserSessions(provider: provider).current(request),
-              provider.clock.now() - session.authTime > provider.configuration.reauthenticateAfter else { return nil }
+        if let session = try await BrowserSessions(provider: provider).current(request),
+           session.isRecent(now: provider.clock.now(), within: provider.configuration.reauthenticateAfter) { return nil }
         return reauthenticationPage(request, user: user, reason: reason, message: nil, status: .ok)
     }
 
