@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "tessera", targets: ["tessera"]),
         .library(name: "TesseraCore", targets: ["TesseraCore"]),
+        .library(name: "TesseraDomain", targets: ["TesseraDomain"]),
         .library(name: "TesseraServer", targets: ["TesseraServer"]),
         .library(name: "TesseraAuth", targets: ["TesseraAuth"]),
     ],
@@ -20,7 +21,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/vapor/sql-kit.git", from: "3.36.0"),
         .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         // The server's HTTP client (upstream identity providers); already built for HummingbirdTesting.
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
@@ -36,24 +40,86 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
-        // The provider as a library.
+        // The provider's rules: models, store protocols, flows, grants, policies, the token
+        // issuer, mail. No HTTP server and no SQL here (Hummingbird and SQLKit are absent from
+        // its dependencies, so an import of either is a compile error).
         .target(
-            name: "TesseraServer",
+            name: "TesseraDomain",
             dependencies: [
                 "TesseraCore",
                 // Upstream identity providers are OpenID providers to the server: it signs in
                 // to them with the SDK's relying-party code (discovery, JWKS, ID-token checks),
                 // sending HTTP through AsyncHTTPClient: no FoundationNetworking (libcurl) in the server.
                 "TesseraAuthCore",
+                "TesseraOpenSSL",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // RS256 signing through the machine's OpenSSL 3 (loaded at run time, swift-crypto
+        // where it is absent): the one piece that calls C for crypto.
+        .target(
+            name: "TesseraOpenSSL",
+            dependencies: [
+                "TesseraCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The few SQLite C functions the database handle calls, wrapped (the SQLite is
+        // sqlite-nio's bundled one, linked through its product).
+        .target(
+            name: "CTesseraSQLite",
+            dependencies: [.product(name: "SQLiteNIO", package: "sqlite-nio")]
+        ),
+        // One SQLite connection called synchronously: the one piece that calls SQLite's C API.
+        .target(
+            name: "TesseraSQLite",
+            dependencies: [
+                "CTesseraSQLite",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+            ]
+        ),
+        // The one SQL implementation of the domain's store protocols, and its migrations.
+        .target(
+            name: "TesseraSQL",
+            dependencies: [
+                "TesseraCore",
+                "TesseraDomain",
+                "TesseraSQLite",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
+            ]
+        ),
+        // HTTP: endpoints, hosted pages, middleware, and `Provider`, where everything is wired.
+        .target(
+            name: "TesseraServer",
+            dependencies: [
+                "TesseraCore",
+                "TesseraAuthCore",
+                "TesseraDomain",
+                "TesseraSQL",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         // The SDK without an HTTP client: every flow, the `HTTPTransport` protocol, token storage.
@@ -74,6 +140,7 @@ let package = Package(
         .executableTarget(
             name: "tessera",
             dependencies: [
+                "TesseraDomain",
                 "TesseraServer",
                 "TesseraAuthCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -83,6 +150,10 @@ let package = Package(
         .testTarget(
             name: "TesseraServerTests",
             dependencies: [
+                "TesseraDomain",
+                "TesseraOpenSSL",
+                "TesseraSQL",
+                "TesseraSQLite",
                 "TesseraServer",
                 "TesseraAuthCore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -95,6 +166,7 @@ let package = Package(
             name: "TesseraAuthTests",
             dependencies: [
                 "TesseraAuth",
+                "TesseraDomain",
                 "TesseraServer",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import TesseraCore
+import TesseraDomain
 
 /// Builds the HTTP application around a started ``Provider``: used by `tessera serve`
 /// and by the tests alike.

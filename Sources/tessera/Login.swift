@@ -3,6 +3,7 @@ import Foundation
 import TesseraAuthCore
 import TesseraCore
 import TesseraServer
+import TesseraDomain
 
 /// `tessera login`: the SDK's browser sign-in, run for real from a terminal (RFC 8252 §7.3),
 /// or with `--native` its native sign-in (by emailed code, or by password). HTTP goes through the

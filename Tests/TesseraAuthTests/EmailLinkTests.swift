@@ -3,6 +3,7 @@ import Testing
 import TesseraAuth
 import TesseraCore
 import TesseraServer
+import TesseraDomain
 
 extension LiveProvider {
     /// The SDK's email-link client for the public first-party client `cli` (or `clientId`).

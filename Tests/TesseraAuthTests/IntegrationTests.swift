@@ -4,6 +4,7 @@ import Testing
 import TesseraAuth
 import TesseraCore
 import TesseraServer
+import TesseraDomain
 
 /// The SDK against the real provider over live loopback HTTP.
 @Suite("SDK against the provider")

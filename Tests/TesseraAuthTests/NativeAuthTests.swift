@@ -3,6 +3,7 @@ import Testing
 import TesseraAuth
 import TesseraCore
 import TesseraServer
+import TesseraDomain
 
 /// Attributes the sign-up collects in these tests: a name, and a city of letters.
 let nativeSignUpAttributes = #"[{"name": "given_name", "required": true}, {"name": "city", "required": true, "pattern": "[A-Za-z -]+"}]"#

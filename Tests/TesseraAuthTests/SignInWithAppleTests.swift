@@ -7,6 +7,7 @@ import Testing
 import TesseraAuth
 import TesseraCore
 import TesseraServer
+import TesseraDomain
 
 /// Apple's token and keys endpoints, small: it signs RS256 tokens for one Apple ID, checks the
 /// ES256 client secret Tessera makes, and hands out codes for the app (e2e has the full stand-in).

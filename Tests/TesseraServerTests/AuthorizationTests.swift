@@ -4,6 +4,8 @@ import HummingbirdTesting
 import Testing
 import TesseraCore
 @testable import TesseraServer
+@testable import TesseraDomain
+@testable import TesseraSQL
 
 /// Runs `body` against the real router of a provider on an in-memory database.
 func withApp(clock: ManualClock = ManualClock(), configure: (inout ServerConfiguration) -> Void = { _ in },

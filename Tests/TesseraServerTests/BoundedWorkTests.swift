@@ -5,6 +5,8 @@ import Synchronization
 import Testing
 import TesseraCore
 @testable import TesseraServer
+@testable import TesseraDomain
+@testable import TesseraSQL
 
 @Suite("Security: bounded work")
 struct BoundedWorkTests {

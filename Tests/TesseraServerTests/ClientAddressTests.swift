@@ -1,5 +1,7 @@
 import Testing
 @testable import TesseraServer
+@testable import TesseraDomain
+@testable import TesseraSQL
 
 @Suite("Client addresses and trusted proxies")
 struct ClientAddressTests {

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import TesseraCore
 @testable import TesseraServer
+@testable import TesseraDomain
+@testable import TesseraSQL
 
 @Suite("Configuration")
 struct ConfigurationTests {

@@ -5,6 +5,8 @@ import NIOCore
 import NIOPosix
 import Testing
 @testable import TesseraServer
+@testable import TesseraDomain
+@testable import TesseraSQL
 
 /// A raw TCP connection to `port`: `body` sends bytes as a person typing (or an attacker
 /// dribbling) would, and reads what the server sends until it closes.

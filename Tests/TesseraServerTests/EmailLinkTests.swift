@@ -5,6 +5,8 @@ import HummingbirdTesting
 import Testing
 import TesseraCore
 @testable import TesseraServer
+@testable import TesseraDomain
+@testable import TesseraSQL
 
 extension NativeApp {
     /// The sign-in link in the newest message to `email`.

@@ -7,6 +7,8 @@ import Testing
 import TesseraAuthCore
 import TesseraCore
 import TesseraServer
+import TesseraDomain
+import TesseraSQL
 
 /// The server's HTTP transport (what federation and `tessera login` use) against a real
 /// Hummingbird server on loopback.

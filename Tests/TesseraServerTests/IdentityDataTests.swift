@@ -4,6 +4,8 @@ import HummingbirdTesting
 import Testing
 import TesseraCore
 @testable import TesseraServer
+@testable import TesseraDomain
+@testable import TesseraSQL
 
 /// Alice's profile, with a value for every claim family.
 let aliceProfile: [String: JSONValue] = [

@@ -8,6 +8,8 @@ import ServiceLifecycle
 import Testing
 import TesseraCore
 @testable import TesseraServer
+@testable import TesseraDomain
+@testable import TesseraSQL
 
 /// A code email like the sign-in features send.
 func codeMessage(to: String = "alice@example.com", code: String = "12345678") -> MailMessage {

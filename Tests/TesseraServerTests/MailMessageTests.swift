@@ -3,6 +3,8 @@ import NIOCore
 import Testing
 import TesseraCore
 @testable import TesseraServer
+@testable import TesseraDomain
+@testable import TesseraSQL
 
 @Suite("Email messages (MIME)")
 struct MailMessageTests {

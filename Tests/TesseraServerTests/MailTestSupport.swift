@@ -7,6 +7,8 @@ import NIOSSL
 import Synchronization
 import X509
 @testable import TesseraServer
+@testable import TesseraDomain
+@testable import TesseraSQL
 
 /// A minimal SMTP server on 127.0.0.1 for tests: speaks enough of RFC 5321 (with
 /// STARTTLS, implicit TLS and AUTH PLAIN/LOGIN) for Tessera's client, records every

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import TesseraCore
 @testable import TesseraServer
+@testable import TesseraDomain
+@testable import TesseraSQL
 
 /// docs/native-auth.openapi.json, read from the package.
 func openAPIDocumentFile() throws -> [String: JSONValue] {

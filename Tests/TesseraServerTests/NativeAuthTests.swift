@@ -5,6 +5,8 @@ import HummingbirdTesting
 import Testing
 import TesseraCore
 @testable import TesseraServer
+@testable import TesseraDomain
+@testable import TesseraSQL
 
 /// An app talking to the native API over HTTP, reading its email from the outbox.
 struct NativeApp {

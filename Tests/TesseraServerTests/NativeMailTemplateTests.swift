@@ -1,5 +1,7 @@
 import Testing
 @testable import TesseraServer
+@testable import TesseraDomain
+@testable import TesseraSQL
 
 @Suite("Native sign-in emails")
 struct NativeMailTemplateTests {

@@ -3,6 +3,8 @@ import Logging
 import Testing
 import TesseraCore
 @testable import TesseraServer
+@testable import TesseraDomain
+@testable import TesseraSQL
 
 @Suite("Security: secrets at rest")
 struct SecretsAtRestTests {

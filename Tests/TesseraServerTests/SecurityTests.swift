@@ -5,6 +5,8 @@ import HummingbirdTesting
 import Testing
 import TesseraCore
 @testable import TesseraServer
+@testable import TesseraDomain
+@testable import TesseraSQL
 
 /// An account set up by a squatter: the victim's address, unverified, with the squatter's
 /// password, a browser session, a refresh token and an upstream identity linked on the

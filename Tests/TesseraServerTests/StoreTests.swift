@@ -3,6 +3,9 @@ import Logging
 import Testing
 import TesseraCore
 @testable import TesseraServer
+@testable import TesseraDomain
+@testable import TesseraSQL
+import TesseraSQLite
 
 @Suite("SQL store")
 struct StoreTests {

@@ -5,6 +5,8 @@ import Logging
 import NIOCore
 import TesseraCore
 @testable import TesseraServer
+@testable import TesseraDomain
+@testable import TesseraSQL
 
 /// A provider on an in-memory SQLite database with cheap password hashing.
 func withProvider<T>(clock: ManualClock = ManualClock(), configure: (inout ServerConfiguration) -> Void = { _ in },

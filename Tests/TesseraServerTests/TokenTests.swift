@@ -5,6 +5,8 @@ import HummingbirdTesting
 import Testing
 import TesseraCore
 @testable import TesseraServer
+@testable import TesseraDomain
+@testable import TesseraSQL
 
 extension Browser {
     /// Signs alice in (consenting when asked) and returns the code.

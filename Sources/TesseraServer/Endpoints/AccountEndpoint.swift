@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import TesseraCore
+import TesseraDomain
 
 /// The user's own page at the provider: which apps they allowed to see what, and a
 /// button to take each permission back (which also ends that app's refresh tokens).

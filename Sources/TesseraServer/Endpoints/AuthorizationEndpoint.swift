@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import TesseraCore
+import TesseraDomain
 
 /// The browser-facing routes: the authorization endpoint and the hosted login and consent
 /// pages that complete it (RFC 6749 §4.1.1–4.1.2, OpenID Connect Core §3.1.2).

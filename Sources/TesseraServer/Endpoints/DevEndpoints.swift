@@ -1,6 +1,7 @@
 import Hummingbird
 import NIOCore
 import TesseraCore
+import TesseraDomain
 
 /// Development conveniences, mounted only with `--dev`: a callback page for the demo
 /// client that shows what an app would receive, and the email outbox.

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import TesseraCore
+import TesseraDomain
 
 /// `/.well-known/openid-configuration` (OpenID Connect Discovery §4) and
 /// `/.well-known/oauth-authorization-server` (RFC 8414 §3), one document for both.

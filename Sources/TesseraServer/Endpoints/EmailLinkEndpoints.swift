@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import TesseraCore
+import TesseraDomain
 
 /// Email-link sign-in over HTTP: the app API (`/emaillink/v1.0/send`, `/complete`, in the
 /// native API's style), the link itself (`/emaillink/v1.0/signin`, a hosted page when it
@@ -38,7 +39,7 @@ struct EmailLinkEndpoints {
     /// `android_package_name`, `android_install_app`, `android_minimum_version`, `ui_locales`.
     func send(_ parameters: RequestParameters, caller: NativeAuthenticator.Caller) async throws -> Response {
         let email = NativeAuthenticator.normalise(try provider.nativeAuth.required(parameters, "email"))
-        guard Provider.isPlausibleEmail(email) else {
+        guard MailAddress.isPlausible(email) else {
             throw NativeAuthError("invalid_request", "The email parameter is empty or not valid: it must be an email address.",
                                   suberror: "invalid_email", errorCodes: [90100])
         }
@@ -245,7 +246,7 @@ struct EmailLinkEndpoints {
         let language = authorization.language(for: request, locales: pending.uiLocales)
         guard provider.csrf.isValid(form["csrf_token"], request: request) else { return authorization.expiredPage(request, language: language) }
         let email = NativeAuthenticator.normalise(form["email"] ?? "")
-        guard Provider.isPlausibleEmail(email) else {
+        guard MailAddress.isPlausible(email) else {
             return authorization.loginPage(pending, client: client, interaction: interaction, request: request, email: form["email"],
                                            message: language.text(.enterEmail), status: .badRequest)
         }

@@ -1,3 +1,5 @@
+import TesseraDomain
+
 /// The provider's endpoint paths; discovery publishes them, nobody should guess them.
 enum Endpoint: String, CaseIterable {
     case authorization = "/authorize"

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import TesseraAuthCore
 import TesseraCore
+import TesseraDomain
 
 /// Sign-in through upstream providers in the browser: the login page's buttons, the
 /// providers' callbacks (Apple's is a form POST), the page where an existing account's owner

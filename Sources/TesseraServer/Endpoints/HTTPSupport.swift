@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import TesseraCore
+import TesseraDomain
 
 /// The request context of every Tessera route: Hummingbird's core plus the client's address
 /// (for throttling): the peer's, or — from a trusted proxy — the one its headers name

@@ -1,5 +1,6 @@
 import Hummingbird
 import TesseraCore
+import TesseraDomain
 
 /// RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0 §2–3).
 ///

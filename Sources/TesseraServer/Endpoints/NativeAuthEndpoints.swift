@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import TesseraCore
+import TesseraDomain
 
 /// The native sign-in API over HTTP (Microsoft Entra's native authentication wire
 /// protocol): form-encoded POSTs, JSON answers, errors in the reference's shape.

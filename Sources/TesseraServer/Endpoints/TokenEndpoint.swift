@@ -1,5 +1,6 @@
 import Hummingbird
 import TesseraCore
+import TesseraDomain
 
 /// The token endpoint (RFC 6749 §3.2): authenticates the client, then hands the request
 /// to the grant registered for its `grant_type`.

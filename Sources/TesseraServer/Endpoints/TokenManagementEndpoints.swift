@@ -1,5 +1,6 @@
 import Hummingbird
 import TesseraCore
+import TesseraDomain
 
 /// Revocation (RFC 7009) and introspection (RFC 7662).
 struct TokenManagementEndpoints {

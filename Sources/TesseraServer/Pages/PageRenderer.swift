@@ -1,5 +1,6 @@
 import Mustache
 import TesseraCore
+import TesseraDomain
 
 /// Renders the hosted pages from the compiled-in templates.
 public struct PageRenderer: Sendable {
@@ -144,11 +145,4 @@ public struct PageRenderer: Sendable {
             "fields": fields.map { ["name": $0.0, "value": $0.1] }, "nonce": nonce,
         ], language: language)
     }
-}
-
-/// A sign-in button for an upstream provider.
-struct LoginProvider {
-    var id: String
-    var type: String
-    var name: String
 }

@@ -1,3 +1,5 @@
+import TesseraDomain
+
 /// The hosted pages' Mustache templates, compiled into the binary so that `tessera`
 /// runs from any directory. Every value is HTML-escaped by Mustache.
 enum Templates {

@@ -1,0 +1,62 @@
+import TesseraCore
+
+/// Token introspection (RFC 7662) and revocation (RFC 7009): what an authenticated client may
+/// learn about a token, and what it may end.
+///
+/// A client sees only the tokens it may see (RFC 7662 §4: the provider decides): tokens issued
+/// to it, and access tokens carrying a scope it serves as a resource server
+/// (``Client/servedScopes``). Any other token, like an unknown one, is `active: false`: a
+/// client learns nothing about another client's tokens, not even that they exist.
+package struct TokenIntrospection: Sendable {
+    let issuer: String
+    let grants: any GrantStore
+    let accessTokens: AccessTokenValidator
+    let tokenIssuer: TokenIssuer
+    let clock: WallClock
+
+    package init(issuer: String, grants: any GrantStore, accessTokens: AccessTokenValidator, tokenIssuer: TokenIssuer,
+                 clock: WallClock) {
+        self.issuer = issuer
+        self.grants = grants
+        self.accessTokens = accessTokens
+        self.tokenIssuer = tokenIssuer
+        self.clock = clock
+    }
+
+    static let inactive: [String: JSONValue] = ["active": false]
+
+    /// RFC 7662 §2.2; only confidential clients call it.
+    package func introspect(_ token: String, by client: Client) async throws -> [String: JSONValue] {
+        if let validated = try? await accessTokens.validate(token) {
+            let ownToken = validated.clientID == client.id
+            guard ownToken || !validated.scope.intersection(client.servedScopes).isEmpty else { return Self.inactive }
+            var answer = validated.token.claims.filter {
+                ["iss", "sub", "aud", "exp", "iat", "jti", "scope", "client_id", "auth_time"].contains($0.key)
+            }
+            answer["active"] = true
+            answer["token_type"] = "Bearer"
+            return answer
+        }
+        guard let (grant, expiry) = try await grants.refreshTokenGrant(tokenHash: tokenHash(token), now: clock.now()),
+              grant.clientID == client.id else { return Self.inactive }
+        var answer: [String: JSONValue] = ["active": true, "token_type": "refresh_token", "client_id": .string(grant.clientID),
+                                           "scope": .string(grant.scope.description), "exp": .int(expiry), "iss": .string(issuer)]
+        if let userID = grant.userID {
+            answer["sub"] = .string(tokenIssuer.subject(userID: userID, client: client))
+        }
+        return answer
+    }
+
+    /// RFC 7009 §2: a refresh token revokes its grant and every token of it; an access token is
+    /// revoked alone. Only the client the token was issued to can revoke it; other tokens, and
+    /// unknown ones, are ignored (the answer is the same).
+    package func revoke(_ token: String, by client: Client) async throws {
+        let now = clock.now()
+        if let (grant, _) = try await grants.refreshTokenGrant(tokenHash: tokenHash(token), now: now) {
+            if grant.clientID == client.id { try await grants.revokeGrant(id: grant.id, now: now) }
+        } else if let validated = try? await accessTokens.validate(token), validated.clientID == client.id,
+                  let jti = validated.token.jwtID, let expiry = validated.token.expiresAt {
+            try await grants.revokeAccessToken(jti: jti, expiresAt: expiry)
+        }
+    }
+}

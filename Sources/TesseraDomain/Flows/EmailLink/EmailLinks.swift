@@ -1,0 +1,209 @@
+import Foundation
+import Logging
+import TesseraCore
+
+/// Passwordless sign-in by email link (Firebase's email-link sign-in, served whole):
+/// links sent from an app or from the hosted login, opened in the app or in a browser.
+///
+/// The rules of seed 004's security section: a link works once, within its lifetime, and
+/// only together with the address it was sent to; the first sign-in creates the account
+/// with the address verified; signing in to an account whose address was never verified
+/// removes the password someone else may have set and ends every session and token.
+package struct EmailLinks: Sendable {
+    package let lifetime: Int64
+    /// Completions with an address (on another device, or by an app) before the link stops working.
+    let maxWrongEmails = 5
+    let issuer: String
+    let store: any EmailLinkStore & UserStore & StoreTransactions
+    let native: NativeAuthenticator
+    let clock: WallClock
+    let logger: Logger
+
+    package init(lifetime: Int64, issuer: String, store: any EmailLinkStore & UserStore & StoreTransactions,
+                 native: NativeAuthenticator, clock: WallClock, logger: Logger) {
+        self.lifetime = lifetime
+        self.issuer = issuer
+        self.store = store
+        self.native = native
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// What the app (or the hosted login) asks for: seed 004's `ActionCodeSettings`.
+    package struct SendRequest: Sendable {
+        var email: String
+        package var continueURL: String?
+        package var handleInApp = false
+        package var iosBundleID: String?
+        package var androidPackageName: String?
+        package var androidInstallApp = false
+        package var androidMinimumVersion: String?
+        var language: PageLanguage
+        var interaction: String?
+        var deviceHash: String?
+
+        package init(email: String, continueURL: String? = nil, iosBundleID: String? = nil,
+                     androidPackageName: String? = nil, androidMinimumVersion: String? = nil, language: PageLanguage,
+                     interaction: String? = nil, deviceHash: String? = nil) {
+            self.email = email
+            self.continueURL = continueURL
+            self.iosBundleID = iosBundleID
+            self.androidPackageName = androidPackageName
+            self.androidMinimumVersion = androidMinimumVersion
+            self.language = language
+            self.interaction = interaction
+            self.deviceHash = deviceHash
+        }
+    }
+
+    /// The client of links the account page sends to confirm a sign-in: stored as no client
+    /// (`client_id` NULL), so no app can redeem them.
+    package static let accountClientID = "tessera:account"
+
+    /// The path of the link itself (a universal link / app link when the client registered apps).
+    package static let linkPath = "/emaillink/v1.0/signin"
+
+    /// Sends a sign-in link to the address, whether or not it has an account (the first sign-in
+    /// creates it). Only the limits can refuse, and they don't depend on the account either.
+    /// `clientID`: the app the link is for, or ``accountClientID`` for the account page's own links.
+    package func send(_ request: SendRequest, clientID: String, clientAddress: String) async throws {
+        try await native.checkHourlyLimits(email: request.email, clientAddress: clientAddress)
+        let now = clock.now()
+        let code = SecureRandom.token()
+        let record = EmailLinkRecord(clientID: clientID, email: request.email, continueURL: request.continueURL,
+                                     handleInApp: request.handleInApp, interaction: request.interaction, deviceHash: request.deviceHash,
+                                     language: request.language.rawValue, wrongAttempts: 0, createdAt: now, expiresAt: now + lifetime)
+        try await store.insertEmailLink(codeHash: tokenHash(code), record)
+        try await native.store.recordCodeSent(email: request.email, clientAddress: clientAddress, now: now)
+        try await native.mailer.send(try native.templates.message(
+            "sign-in-link", to: request.email, language: request.language,
+            values: ["link": link(code: code, request: request, clientID: clientID), "email": request.email,
+                     "issuer_host": native.issuerHost, "minutes": Int((lifetime + 59) / 60)],
+            metadata: ["flow": "emaillink"], expiresAt: record.expiresAt))
+    }
+
+    /// `{issuer}/emaillink/v1.0/signin?mode=signIn&oob_code=…&continue_url=…` and the app hints.
+    func link(code: String, request: SendRequest, clientID: String) -> String {
+        var parameters = [("mode", "signIn"), ("oob_code", code), ("client_id", clientID), ("lang", request.language.rawValue)]
+        if let continueURL = request.continueURL { parameters.append(("continue_url", continueURL)) }
+        if let bundle = request.iosBundleID { parameters.append(("ios_bundle_id", bundle)) }
+        if let package = request.androidPackageName {
+            parameters.append(("android_package_name", package))
+            if request.androidInstallApp { parameters.append(("android_install_app", "true")) }
+            if let version = request.androidMinimumVersion { parameters.append(("android_minimum_version", version)) }
+        }
+        return issuer + Self.linkPath + "?" + RequestParameters.encode(parameters)
+    }
+
+    package enum Problem: Error, Equatable {
+        /// Unknown, used, or expired.
+        case unusable(expired: Bool)
+        /// The address isn't the one the link was sent to (the link stays unused, up to the limit).
+        case emailMismatch(attemptsLeft: Int)
+        case credentialInUse
+        case userMismatch
+    }
+
+    /// The link of `code`, if it can still be used.
+    package func usableLink(code: String) async throws -> EmailLinkRecord? {
+        guard code.count <= 256, let link = try await store.emailLink(codeHash: tokenHash(code)) else { return nil }
+        guard link.usedAt == nil, link.expiresAt > clock.now(), link.wrongAttempts < maxWrongEmails else { return nil }
+        return link
+    }
+
+    /// Uses the link of `code` for `operation`, after checking the address it was sent to.
+    /// `email` nil means the caller already knows the address matches (the same-device cookie).
+    package func redeem(code: String, email: String?, operation: EmailLinkOperation) async throws(Problem) -> EmailLinkRedemption {
+        do {
+            guard let record = try await store.emailLink(codeHash: tokenHash(code)), record.usedAt == nil,
+                  record.wrongAttempts < maxWrongEmails else { throw Problem.unusable(expired: false) }
+            guard record.expiresAt > clock.now() else { throw Problem.unusable(expired: true) }
+            if let email {
+                // Counted before the comparison, so parallel guesses each use one up; the count
+                // of the link's completions with an address, right or wrong.
+                guard let used = try await store.reserveEmailAttempt(codeHash: tokenHash(code), limit: maxWrongEmails) else {
+                    throw Problem.unusable(expired: false)
+                }
+                guard constantTimeEquals(Array(NativeAuthenticator.normalise(email).utf8), Array(record.email.utf8)) else {
+                    throw Problem.emailMismatch(attemptsLeft: max(maxWrongEmails - used, 0))
+                }
+            }
+            let outcome = try await use(codeHash: tokenHash(code), operation: operation)
+            switch outcome {
+            case .unusable: throw Problem.unusable(expired: false)
+            case .credentialInUse: throw Problem.credentialInUse
+            case .userMismatch: throw Problem.userMismatch
+            case .signedIn(let user, let isNew, let secured):
+                if secured {
+                    logger.notice("email link secured an unverified account: its password, sessions and tokens are gone",
+                                  metadata: ["user": "\(user.id)"])
+                } else if isNew {
+                    logger.info("account created by email link", metadata: ["user": "\(user.id)"])
+                }
+            case .linked, .reauthenticated: break
+            }
+            return outcome
+        } catch let problem as Problem {
+            throw problem
+        } catch {
+            logger.error("email link failed", metadata: ["error": "\(error)"])
+            throw Problem.unusable(expired: false)
+        }
+    }
+
+    /// In one transaction: marks the link used (if it still can be) and does `operation`.
+    /// A link that proves the address of an existing account applies ``AccountRules/addressProven(_:now:in:)``.
+    func use(codeHash: String, operation: EmailLinkOperation) async throws -> EmailLinkRedemption {
+        let now = clock.now()
+        return try await store.transaction { tx in
+            guard let link = try await tx.emailLink(codeHash: codeHash), link.usedAt == nil, link.expiresAt > now else { return .unusable }
+            let owner = try await tx.user(email: link.email)
+            switch operation {
+            case .link(let userID):
+                if let owner, owner.id != userID { return .credentialInUse }
+            case .reauthenticate(let userID):
+                guard owner?.id == userID else { return .userMismatch }
+            case .signIn:
+                break
+            }
+            guard try await tx.markEmailLinkUsed(codeHash: codeHash, now: now) else { return .unusable }
+            switch operation {
+            case .signIn(let newUser):
+                guard let owner else {
+                    var created = newUser
+                    created.email = link.email
+                    created.emailVerified = true
+                    try await tx.insert(created)
+                    return .signedIn(created, isNewUser: true, securedAccount: false)
+                }
+                let (user, secured) = try await AccountRules.addressProven(owner, now: now, in: tx)
+                return .signedIn(user, isNewUser: false, securedAccount: secured)
+            case .link(let userID):
+                try await tx.changeEmail(userID: userID, to: link.email, now: now)
+                guard let user = try await tx.user(id: userID) else { throw StoreError.notFound("user \(userID)") }
+                return .linked(user)
+            case .reauthenticate:
+                return .reauthenticated(try await AccountRules.addressProven(owner!, now: now, in: tx).user)
+            }
+        }
+    }
+
+    /// A new account's user value; ``use(codeHash:operation:)`` inserts it only if the address has none.
+    package func newUser(language: String) -> User {
+        let now = clock.now()
+        return User(id: UUID().uuidString.lowercased(), email: "", emailVerified: true, passwordHash: nil,
+                    profile: ["locale": .string(language)], createdAt: now, updatedAt: now)
+    }
+
+    /// Whether `continueURL` may receive users of `client`: https (or http on loopback) on a
+    /// host of one of its redirect URIs or of its registered link domains.
+    package static func allows(continueURL: String, client: Client) -> Bool {
+        guard let url = URLComponents(string: continueURL), let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(),
+              url.fragment == nil, url.user == nil, url.password == nil else { return false }
+        let loopback = ["127.0.0.1", "localhost", "[::1]", "::1"].contains(host)
+        guard scheme == "https" || (scheme == "http" && loopback) else { return false }
+        let hosts = Set(client.redirectURIs.compactMap { URLComponents(string: $0)?.host?.lowercased() }
+            + client.appLinks.linkDomains.map { $0.lowercased() })
+        return hosts.contains(host)
+    }
+}

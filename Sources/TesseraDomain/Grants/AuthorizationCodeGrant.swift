@@ -1,0 +1,67 @@
+import TesseraCore
+
+/// `authorization_code` (RFC 6749 §4.1.3, PKCE RFC 7636 §4.6, OpenID Connect Core §3.1.3).
+///
+/// A code works once. Its second redemption by the same client fails and revokes every
+/// token the first one produced (RFC 6749 §4.1.2, RFC 9700 §4.5).
+public struct AuthorizationCodeGrant: TokenGrant {
+    public let grantType = GrantType.authorizationCode
+    let grants: any GrantStore
+    let tokens: UserGrantTokens
+    let clock: WallClock
+
+    package init(grants: any GrantStore, tokens: UserGrantTokens, clock: WallClock) {
+        self.grants = grants
+        self.tokens = tokens
+        self.clock = clock
+    }
+
+    public func exchange(_ parameters: RequestParameters, client: Client) async throws -> TokenResponse {
+        guard let code = parameters["code"] else { throw OAuthError.invalidRequest("The code parameter is required.") }
+        let hash = tokenHash(code)
+        let now = clock.now()
+        guard let record = try await grants.code(codeHash: hash) else {
+            throw OAuthError.invalidGrant("The authorization code is invalid.")
+        }
+        // The client first: a stranger holding a used code must not be able to revoke the
+        // owner's tokens by replaying it.
+        guard record.clientID == client.id else {
+            throw OAuthError.invalidGrant("The authorization code was issued to another client.")
+        }
+        if record.redeemedAt != nil {
+            if let grantID = record.grantID { try await grants.revokeGrant(id: grantID, now: now) }
+            throw OAuthError.invalidGrant("The authorization code was already used; the tokens issued with it are revoked.")
+        }
+        guard record.expiresAt > now else { throw OAuthError.invalidGrant("The authorization code has expired.") }
+        guard parameters["redirect_uri"] == record.redirectURI else {
+            throw OAuthError.invalidGrant("redirect_uri does not match the one of the authorization request.")
+        }
+        let verifier = parameters["code_verifier"]
+        if let challenge = record.codeChallenge {
+            guard let verifier else { throw OAuthError.invalidGrant("code_verifier is required: the request used PKCE.") }
+            guard PKCE.isValidVerifier(verifier),
+                  constantTimeEquals(Array(PKCE.createChallenge(verifier).utf8), Array(challenge.utf8)) else {
+                throw OAuthError.invalidGrant("code_verifier does not match the code_challenge.")
+            }
+        } else if verifier != nil {
+            throw OAuthError.invalidGrant("code_verifier was sent but the authorization request had no code_challenge.")
+        }
+
+        let grant = Grant(id: SecureRandom.token(bytes: 16), clientID: client.id, userID: record.userID, scope: record.scope,
+                          claims: record.claims, authTime: record.authTime, amr: record.amr, sid: record.sid, createdAt: now,
+                          expiresAt: now + tokens.issuer.refreshTokenLifetime)
+        var refresh: (token: String, record: RefreshTokenRecord)?
+        if issuesRefreshToken(client: client, scope: record.scope) {
+            refresh = tokens.issuer.refreshToken(grantID: grant.id, clientID: client.id, notAfter: grant.expiresAt)
+        }
+        switch try await grants.redeemCode(codeHash: hash, grant: grant, refreshToken: refresh?.record, now: now) {
+        case .redeemed:
+            return try await tokens.response(grant: grant, client: client, scope: record.scope, nonce: record.nonce,
+                                             refreshToken: refresh?.token)
+        case .replayed:
+            throw OAuthError.invalidGrant("The authorization code was already used; the tokens issued with it are revoked.")
+        case .notFound:
+            throw OAuthError.invalidGrant("The authorization code is invalid.")
+        }
+    }
+}

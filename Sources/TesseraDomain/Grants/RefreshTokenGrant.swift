@@ -1,0 +1,47 @@
+import Synchronization
+import TesseraCore
+
+/// `refresh_token` (RFC 6749 §6) with rotation: every use returns a new refresh token,
+/// and presenting one that was already rotated revokes the whole family (RFC 9700 §4.14.2).
+public struct RefreshTokenGrant: TokenGrant {
+    public let grantType = GrantType.refreshToken
+    let grants: any GrantStore
+    let tokens: UserGrantTokens
+    let clock: WallClock
+
+    package init(grants: any GrantStore, tokens: UserGrantTokens, clock: WallClock) {
+        self.grants = grants
+        self.tokens = tokens
+        self.clock = clock
+    }
+
+    public func exchange(_ parameters: RequestParameters, client: Client) async throws -> TokenResponse {
+        guard let token = parameters["refresh_token"] else {
+            throw OAuthError.invalidRequest("The refresh_token parameter is required.")
+        }
+        let requested = parameters["scope"].map { ScopeSet(parsing: $0) }
+        let issuer = tokens.issuer
+        let minted = Mutex<(token: String, scope: ScopeSet)?>(nil)
+        let outcome = try await grants.rotateRefreshToken(tokenHash: tokenHash(token), clientID: client.id, now: clock.now()) { grant in
+            var scope = grant.scope
+            if let requested {
+                guard requested.isSubset(of: grant.scope) else {
+                    throw OAuthError(.invalidScope, "The requested scope exceeds the scope originally granted.")
+                }
+                scope = requested
+            }
+            let successor = issuer.refreshToken(grantID: grant.id, clientID: client.id, notAfter: grant.expiresAt)
+            minted.withLock { $0 = (successor.token, scope) }
+            return successor.record
+        }
+        switch outcome {
+        case .rotated(let grant):
+            guard let (refreshToken, scope) = minted.withLock({ $0 }) else { throw OAuthError.serverError(detail: "rotation minted nothing") }
+            return try await tokens.response(grant: grant, client: client, scope: scope, nonce: nil, refreshToken: refreshToken)
+        case .reused:
+            throw OAuthError.invalidGrant("The refresh token was already used; every token of this grant is revoked.")
+        case .invalid:
+            throw OAuthError.invalidGrant("The refresh token is invalid, expired or was issued to another client.")
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import TesseraCore
+
+/// One `grant_type` at the token endpoint (RFC 6749 §4). Adding a grant is adding one
+/// type that conforms and registering it in ``TokenEndpointGrants``.
+public protocol TokenGrant: Sendable {
+    var grantType: String { get }
+    /// Exchanges an authenticated client's request for tokens.
+    func exchange(_ parameters: RequestParameters, client: Client) async throws -> TokenResponse
+}
+
+/// The grants the token endpoint dispatches to, keyed by `grant_type`.
+public struct TokenEndpointGrants: Sendable {
+    let grants: [String: any TokenGrant]
+
+    public init(_ grants: [any TokenGrant]) {
+        self.grants = Dictionary(uniqueKeysWithValues: grants.map { ($0.grantType, $0) })
+    }
+
+    public var supported: [String] { grants.keys.sorted() }
+
+    public func grant(for type: String) -> (any TokenGrant)? { grants[type] }
+}
+
+/// Which of a user's claims a token or userinfo answer carries (OpenID Connect Core §5.4, §5.5).
+/// A claim the user doesn't have is omitted, never null.
+package enum UserClaims {
+    /// Scopes whose claims the ID token carries by themselves: OpenID Connect's own. The
+    /// rest of the catalogue goes to userinfo, or to the ID token when `claims` asks.
+    static let idTokenScopes: Set<String> = ["profile", "email", "address", "phone"]
+
+    static func idToken(of user: User, scopes: ScopeSet, requested: ClaimsRequest?) -> [String: JSONValue] {
+        let names = ScopeCatalogue.claims(for: scopes.values.filter(idTokenScopes.contains))
+            .union((requested?.idToken ?? [:]).keys)
+        return pick(names, from: user)
+    }
+
+    package static func userinfo(of user: User, scopes: ScopeSet, requested: ClaimsRequest?) -> [String: JSONValue] {
+        let names = ScopeCatalogue.claims(for: scopes.values).union((requested?.userinfo ?? [:]).keys)
+        return pick(names, from: user)
+    }
+
+    static func pick(_ names: Set<String>, from user: User) -> [String: JSONValue] {
+        let all = user.claims
+        var claims: [String: JSONValue] = [:]
+        for name in names where name != "sub" {
+            if let value = all[name], value != .null { claims[name] = value }
+        }
+        return claims
+    }
+}
+
+/// Issues the tokens of a user grant: access token, ID token when `openid` was
+/// granted, refresh token when one was minted.
+package struct UserGrantTokens {
+    let issuer: TokenIssuer
+    let users: any UserStore
+
+    package init(issuer: TokenIssuer, users: any UserStore) {
+        self.issuer = issuer
+        self.users = users
+    }
+
+    func response(grant: Grant, client: Client, scope: ScopeSet, nonce: String?, refreshToken: String?) async throws -> TokenResponse {
+        guard let userID = grant.userID, let user = try await users.user(id: userID) else {
+            throw OAuthError.invalidGrant("The user of this grant no longer exists.")
+        }
+        let subject = issuer.subject(userID: user.id, client: client)
+        let access = try issuer.accessToken(subject: subject, clientID: client.id, scope: scope, grantID: grant.id,
+                                            authTime: grant.authTime, amr: grant.amr)
+        var idToken: String?
+        if scope.contains(ScopeCatalogue.openid) {
+            idToken = try issuer.idToken(subject: subject, client: client, nonce: nonce, authTime: grant.authTime, amr: grant.amr,
+                                         sid: grant.sid, accessToken: access.token,
+                                         extraClaims: UserClaims.idToken(of: user, scopes: scope, requested: grant.claims))
+        }
+        return TokenResponse(accessToken: access.token, expiresIn: Int(issuer.accessTokenLifetime), refreshToken: refreshToken,
+                             idToken: idToken, scope: scope.description)
+    }
+}
+
+/// Whether a refresh token goes with a new grant: the client must be allowed the
+/// refresh_token grant, and either `offline_access` was granted or the request was
+/// plain OAuth (no `openid`), where offline access is the client's own policy.
+func issuesRefreshToken(client: Client, scope: ScopeSet) -> Bool {
+    client.grantTypes.contains(GrantType.refreshToken)
+        && (scope.contains(ScopeCatalogue.offlineAccess) || !scope.contains(ScopeCatalogue.openid))
+}

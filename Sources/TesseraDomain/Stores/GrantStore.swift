@@ -1,0 +1,53 @@
+import Foundation
+import TesseraCore
+
+/// A refresh token to store: only its hash is kept.
+public struct RefreshTokenRecord: Sendable {
+    public var tokenHash: String
+    public var grantID: String
+    public var clientID: String
+    public var expiresAt: Int64
+}
+
+public enum CodeRedemption: Sendable, Equatable {
+    case redeemed
+    /// The code had been redeemed before; the grant it produced is now revoked.
+    case replayed
+    case notFound
+}
+
+public enum RefreshRotation: Sendable, Equatable {
+    case rotated(Grant)
+    /// The token had already been rotated: the whole family is now revoked.
+    case reused
+    case invalid
+}
+
+/// Authorization codes, grants and refresh tokens: the token families.
+public protocol GrantStore: Sendable {
+    func insertCode(codeHash: String, _ code: AuthorizationCodeRecord, now: Int64) async throws
+    func code(codeHash: String) async throws -> AuthorizationCodeRecord?
+    /// Atomically: marks the code redeemed (if it is not yet), records the grant and its
+    /// first refresh token. A second redemption revokes the grant of the first.
+    func redeemCode(codeHash: String, grant: Grant, refreshToken: RefreshTokenRecord?, now: Int64) async throws -> CodeRedemption
+    func insertGrant(_ grant: Grant, refreshToken: RefreshTokenRecord?) async throws
+    /// Atomically: replaces a refresh token with the successor `makeSuccessor` builds for its grant
+    /// (which may throw to refuse, changing nothing); presenting a rotated token revokes the family.
+    func rotateRefreshToken(tokenHash: String, clientID: String, now: Int64,
+                            makeSuccessor: @escaping @Sendable (Grant) throws -> RefreshTokenRecord) async throws -> RefreshRotation
+    func grant(id: String) async throws -> Grant?
+    func refreshTokenGrant(tokenHash: String, now: Int64) async throws -> (grant: Grant, expiresAt: Int64)?
+    func revokeGrant(id: String, now: Int64) async throws
+    /// Revokes every grant of a user, with its tokens.
+    func revokeGrants(userID: String, now: Int64) async throws
+    func revokeAccessToken(jti: String, expiresAt: Int64) async throws
+    func isAccessTokenRevoked(jti: String) async throws -> Bool
+    /// Records a client assertion's `jti`; false when it was seen before (a replay).
+    func recordAssertion(clientID: String, jti: String, expiresAt: Int64, now: Int64) async throws -> Bool
+}
+
+
+/// Removes rows nobody can use any more.
+public protocol Housekeeping: Sendable {
+    func purgeExpired(now: Int64, keepFor: Int64) async throws
+}

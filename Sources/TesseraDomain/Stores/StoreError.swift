@@ -1,0 +1,19 @@
+import TesseraCore
+
+/// A store-level failure the caller can act on.
+public enum StoreError: Error, Equatable, CustomStringConvertible {
+    case duplicate(String)
+    case notFound(String)
+
+    public var description: String {
+        switch self {
+        case .duplicate(let what): "\(what) already exists"
+        case .notFound(let what): "\(what) not found"
+        }
+    }
+}
+
+/// A value as the canonical JSON text a store keeps in a column.
+package func jsonText<T: Encodable>(_ value: T) throws -> String {
+    String(decoding: try CanonicalJSON.encode(value), as: UTF8.self)
+}

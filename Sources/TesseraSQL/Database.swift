@@ -1,0 +1,158 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import SQLKit
+import Synchronization
+import TesseraSQLite
+import TesseraDomain
+
+/// The SQL database behind every store.
+///
+/// Stores never open connections themselves: they ask for a reader or a
+/// transaction, and receive an `SQLDatabase` that is theirs for the duration.
+/// Every multi-row change runs in ``transaction(_:)``.
+public protocol TransactionalDatabase: Sendable {
+    /// Runs `body` with a database for reads (and single-statement writes).
+    func withDatabase<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+    /// Runs `body` in one transaction: committed if it returns, rolled back if it throws.
+    func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+    /// Closes every connection.
+    func close() async throws
+}
+
+/// SQLite through one connection in WAL mode.
+///
+/// SQLite serialises writers anyway; one connection behind an async lock makes
+/// every transaction trivially isolated within this process, and `BEGIN IMMEDIATE`
+/// with a busy timeout serialises it against other processes (the admin CLI).
+///
+/// Statements run synchronously on a thread of the database's own (``DatabaseThread``):
+/// ``withDatabase(_:)`` and ``transaction(_:)`` move there once, run the body, and come
+/// back, so a transaction costs one round trip between threads however many statements
+/// it has, and the time it holds the connection is SQLite's time only. Waiting on a lock
+/// held by another process (the busy timeout) blocks that thread, never the server's.
+public final class SQLiteDatabase: TransactionalDatabase {
+    let handle: SQLiteHandle
+    let sql: any SQLDatabase
+    let lock = AsyncLock()
+    let thread: DatabaseThread
+
+    public static func open(_ location: DatabaseLocation, logger: Logger) async throws -> SQLiteDatabase {
+        let path: String
+        switch location {
+        case .sqliteMemory:
+            path = ":memory:"
+        case .sqliteFile(let file):
+            let directory = URL(fileURLWithPath: file).deletingLastPathComponent().path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            path = file
+        }
+        let thread = DatabaseThread()
+        let database: SQLiteDatabase
+        do {
+            let handle = try await withTaskExecutorPreference(thread) { try SQLiteHandle(path: path) }
+            database = SQLiteDatabase(handle: handle, thread: thread, logger: logger)
+        } catch {
+            await thread.shutdown()
+            throw error
+        }
+        do {
+            try await database.withDatabase { db in
+                for pragma in ["PRAGMA busy_timeout = 10000", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL",
+                               "PRAGMA foreign_keys = ON"] {
+                    try await db.raw(SQLQueryString(pragma)).run()
+                }
+            }
+            if case .sqliteFile(let file) = location {
+                chmod(file, 0o600)
+            }
+        } catch {
+            try? await database.close()
+            throw error
+        }
+        return database
+    }
+
+    init(handle: SQLiteHandle, thread: DatabaseThread, logger: Logger) {
+        self.handle = handle
+        self.thread = thread
+        self.sql = SQLiteHandleDatabase(handle: handle, logger: logger, eventLoop: MultiThreadedEventLoopGroup.singleton.any())
+    }
+
+    public func withDatabase<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await withTaskExecutorPreference(thread) {
+            try await lock.withLock { try await body(sql) }
+        }
+    }
+
+    public func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await withTaskExecutorPreference(thread) {
+            try await lockedTransaction(body)
+        }
+    }
+
+    private func lockedTransaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await lock.withLock {
+            try await sql.raw("BEGIN IMMEDIATE").run()
+            do {
+                let result = try await body(sql)
+                try await sql.raw("COMMIT").run()
+                return result
+            } catch {
+                try? await sql.raw("ROLLBACK").run()
+                throw error
+            }
+        }
+    }
+
+    public func close() async throws {
+        let first = await lock.withLock { () -> Bool in
+            let open = !handle.isClosed
+            handle.close()
+            return open
+        }
+        if first { await thread.shutdown() }
+    }
+}
+
+/// A mutual-exclusion lock for async code; waiters are served in arrival order.
+final class AsyncLock: Sendable {
+    private struct State {
+        var locked = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Mutex(State())
+
+    func lock() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let acquired = state.withLock { state -> Bool in
+                if state.locked {
+                    state.waiters.append(continuation)
+                    return false
+                }
+                state.locked = true
+                return true
+            }
+            if acquired { continuation.resume() }
+        }
+    }
+
+    func unlock() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if state.waiters.isEmpty {
+                state.locked = false
+                return nil
+            }
+            return state.waiters.removeFirst()
+        }
+        next?.resume()
+    }
+
+    func withLock<T>(_ body: () async throws -> T) async rethrows -> T {
+        await lock()
+        defer { unlock() }
+        return try await body()
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import SQLKit
+import Synchronization
+import TesseraCore
+import TesseraDomain
+
+extension SQLStore: ClientStore {
+    /// The client, from a few seconds' memory when it was read recently: every token request
+    /// looks its client up, and clients change only through the admin CLI (a change reaches
+    /// a running server within ``ClientCache/lifetime``). Unknown ids are never remembered,
+    /// so a client registered while the server runs is found at once.
+    public func client(id: String) async throws -> Client? {
+        if let cached = clientCache.client(id: id) { return cached }
+        let client = try await storedClient(id: id)
+        if let client { clientCache.remember(client) }
+        return client
+    }
+
+    func storedClient(id: String) async throws -> Client? {
+        try await database.withDatabase { db -> Client? in
+            guard let row = try await db.raw("SELECT * FROM clients WHERE id = \(bind: id)").first() else { return nil }
+            var client = Client(
+                id: try row.string("id"), name: try row.string("name"), secretHash: try row.optionalString("secret_hash"),
+                authMethod: ClientAuthMethod(rawValue: try row.string("auth_method")) ?? .clientSecretBasic,
+                redirectURIs: try row.json("redirect_uris", as: [String].self),
+                postLogoutRedirectURIs: try row.json("post_logout_redirect_uris", as: [String].self),
+                grantTypes: try row.json("grant_types", as: [String].self),
+                scopes: ScopeSet(parsing: try row.string("scopes")), firstParty: try row.bool("first_party"),
+                jwks: try row.optionalString("jwks").map { try JWKSet.parse(Data($0.utf8)) },
+                assertionIssuer: try row.optionalString("assertion_issuer"), assertionLifetime: try row.optionalInt("assertion_lifetime"),
+                subjectType: SubjectType(rawValue: try row.string("subject_type")) ?? .public,
+                createdAt: try row.int("created_at"))
+            client.resourceServer = try row.bool("resource_server")
+            if let links = try row.optionalString("app_links") {
+                client.appLinks = try JSONDecoder().decode(ClientAppLinks.self, from: Data(links.utf8))
+            }
+            return client
+        }
+    }
+
+    public func clientAppLinks() async throws -> [ClientAppLinks] {
+        try await database.withDatabase { db in
+            try await db.raw("SELECT app_links FROM clients WHERE app_links IS NOT NULL ORDER BY created_at, id").all().map {
+                try JSONDecoder().decode(ClientAppLinks.self, from: Data(try $0.string("app_links").utf8))
+            }
+        }
+    }
+
+    public func insert(_ client: Client) async throws {
+        let redirects = try jsonText(client.redirectURIs), logouts = try jsonText(client.postLogoutRedirectURIs)
+        let grants = try jsonText(client.grantTypes), jwks = try client.jwks.map(jsonText)
+        let appLinks = client.appLinks.isEmpty ? nil : try jsonText(client.appLinks)
+        do {
+            try await database.withDatabase { db in
+                try await db.raw("""
+                    INSERT INTO clients (id, name, secret_hash, auth_method, redirect_uris, post_logout_redirect_uris,
+                        grant_types, scopes, first_party, jwks, assertion_issuer, assertion_lifetime, subject_type, created_at, app_links,
+                        resource_server)
+                    VALUES (\(bind: client.id), \(bind: client.name), \(bind: client.secretHash), \(bind: client.authMethod.rawValue),
+                        \(bind: redirects), \(bind: logouts), \(bind: grants), \(bind: client.scopes.description),
+                        \(bind: client.firstParty), \(bind: jwks), \(bind: client.assertionIssuer), \(bind: client.assertionLifetime),
+                        \(bind: client.subjectType.rawValue), \(bind: client.createdAt), \(bind: appLinks),
+                        \(bind: client.resourceServer))
+                    """).run()
+            }
+        } catch where isUniqueViolation(error) {
+            throw StoreError.duplicate("client \(client.id)")
+        }
+    }
+}
+
+/// Recently read clients, each kept for ``lifetime``.
+final class ClientCache: Sendable {
+    static let lifetime: Duration = .seconds(5)
+    private static let capacity = 1_000
+    private let entries = Mutex<[String: (client: Client, expires: ContinuousClock.Instant)]>([:])
+
+    func client(id: String) -> Client? {
+        let now = ContinuousClock.now
+        return entries.withLock { entries in
+            guard let entry = entries[id] else { return nil }
+            guard entry.expires > now else {
+                entries[id] = nil
+                return nil
+            }
+            return entry.client
+        }
+    }
+
+    func remember(_ client: Client) {
+        let expires = ContinuousClock.now + Self.lifetime
+        entries.withLock { entries in
+            if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
+            entries[client.id] = (client, expires)
+        }
+    }
+}

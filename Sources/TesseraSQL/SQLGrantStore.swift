@@ -1,0 +1,200 @@
+import Foundation
+import SQLKit
+import TesseraCore
+import TesseraDomain
+
+extension SQLStore: GrantStore {
+    public func insertCode(codeHash: String, _ code: AuthorizationCodeRecord, now: Int64) async throws {
+        let claims = try code.claims.map(jsonText)
+        try await database.withDatabase { db in
+            try await db.raw("""
+                INSERT INTO authorization_codes (code_hash, client_id, user_id, redirect_uri, scope, claims, nonce, code_challenge,
+                    auth_time, amr, sid, created_at, expires_at)
+                VALUES (\(bind: codeHash), \(bind: code.clientID), \(bind: code.userID), \(bind: code.redirectURI),
+                    \(bind: code.scope.description), \(bind: claims), \(bind: code.nonce), \(bind: code.codeChallenge), \(bind: code.authTime),
+                    \(bind: code.amr.joined(separator: " ")), \(bind: code.sid), \(bind: now), \(bind: code.expiresAt))
+                """).run()
+        }
+    }
+
+    public func code(codeHash: String) async throws -> AuthorizationCodeRecord? {
+        try await database.withDatabase { db in
+            guard let row = try await db.raw("SELECT * FROM authorization_codes WHERE code_hash = \(bind: codeHash)").first() else { return nil }
+            return AuthorizationCodeRecord(
+                clientID: try row.string("client_id"), userID: try row.string("user_id"), redirectURI: try row.string("redirect_uri"),
+                scope: ScopeSet(parsing: try row.string("scope")), claims: try Self.claims(row), nonce: try row.optionalString("nonce"),
+                codeChallenge: try row.optionalString("code_challenge"), authTime: try row.int("auth_time"),
+                amr: try row.string("amr").split(separator: " ").map(String.init), sid: try row.string("sid"),
+                expiresAt: try row.int("expires_at"), redeemedAt: try row.optionalInt("redeemed_at"),
+                grantID: try row.optionalString("grant_id"))
+        }
+    }
+
+    public func redeemCode(codeHash: String, grant: Grant, refreshToken: RefreshTokenRecord?, now: Int64) async throws -> CodeRedemption {
+        try await database.transaction { db in
+            let claimed = try await db.raw("""
+                UPDATE authorization_codes SET redeemed_at = \(bind: now), grant_id = \(bind: grant.id)
+                WHERE code_hash = \(bind: codeHash) AND redeemed_at IS NULL RETURNING code_hash
+                """).first()
+            guard claimed != nil else {
+                guard let row = try await db.raw("SELECT grant_id FROM authorization_codes WHERE code_hash = \(bind: codeHash)").first() else {
+                    return .notFound
+                }
+                if let grantID = try row.optionalString("grant_id") {
+                    try await Self.revokeGrant(id: grantID, now: now, on: db)
+                }
+                return .replayed
+            }
+            try await Self.insertGrant(grant, refreshToken: refreshToken, on: db)
+            return .redeemed
+        }
+    }
+
+    public func insertGrant(_ grant: Grant, refreshToken: RefreshTokenRecord?) async throws {
+        try await database.transaction { db in
+            try await Self.insertGrant(grant, refreshToken: refreshToken, on: db)
+        }
+    }
+
+    static func insertGrant(_ grant: Grant, refreshToken: RefreshTokenRecord?, on db: any SQLDatabase) async throws {
+        let claims = try grant.claims.map(jsonText)
+        try await db.raw("""
+            INSERT INTO grants (id, client_id, user_id, scope, claims, auth_time, amr, sid, created_at, expires_at)
+            VALUES (\(bind: grant.id), \(bind: grant.clientID), \(bind: grant.userID), \(bind: grant.scope.description), \(bind: claims),
+                \(bind: grant.authTime), \(bind: grant.amr.joined(separator: " ")), \(bind: grant.sid),
+                \(bind: grant.createdAt), \(bind: grant.expiresAt))
+            """).run()
+        if let refreshToken { try await insertRefreshToken(refreshToken, now: grant.createdAt, on: db) }
+    }
+
+    static func insertRefreshToken(_ token: RefreshTokenRecord, now: Int64, on db: any SQLDatabase) async throws {
+        try await db.raw("""
+            INSERT INTO refresh_tokens (token_hash, grant_id, client_id, created_at, expires_at)
+            VALUES (\(bind: token.tokenHash), \(bind: token.grantID), \(bind: token.clientID), \(bind: now), \(bind: token.expiresAt))
+            """).run()
+    }
+
+    public func rotateRefreshToken(tokenHash: String, clientID: String, now: Int64,
+                                   makeSuccessor: @escaping @Sendable (Grant) throws -> RefreshTokenRecord) async throws -> RefreshRotation {
+        try await database.transaction { db in
+            // The token and its grant in one statement: every statement is a round trip to
+            // the database thread while the transaction holds the connection.
+            guard let row = try await db.raw("""
+                SELECT t.client_id AS token_client_id, t.expires_at AS token_expires_at, t.used_at, g.*
+                FROM refresh_tokens t JOIN grants g ON g.id = t.grant_id WHERE t.token_hash = \(bind: tokenHash)
+                """).first() else { return .invalid }
+            let grant = try Self.grant(row)
+            // A token bound to another client is treated as unknown: it says nothing about this client's tokens.
+            guard try row.string("token_client_id") == clientID else { return .invalid }
+            if try row.optionalInt("used_at") != nil {
+                try await Self.revokeGrant(id: grant.id, now: now, on: db)
+                return .reused
+            }
+            guard try row.int("token_expires_at") > now, grant.revokedAt == nil, grant.expiresAt > now else {
+                return .invalid
+            }
+            let successor = try makeSuccessor(grant)
+            try await db.raw("UPDATE refresh_tokens SET used_at = \(bind: now) WHERE token_hash = \(bind: tokenHash)").run()
+            try await Self.insertRefreshToken(successor, now: now, on: db)
+            return .rotated(grant)
+        }
+    }
+
+    public func grant(id: String) async throws -> Grant? {
+        try await database.withDatabase { db in try await Self.grant(id: id, on: db) }
+    }
+
+    public func refreshTokenGrant(tokenHash: String, now: Int64) async throws -> (grant: Grant, expiresAt: Int64)? {
+        try await database.withDatabase { db in
+            guard let row = try await db.raw("""
+                SELECT t.expires_at AS token_expires_at, g.* FROM refresh_tokens t JOIN grants g ON g.id = t.grant_id
+                WHERE t.token_hash = \(bind: tokenHash) AND t.used_at IS NULL AND t.expires_at > \(bind: now)
+                """).first() else { return nil }
+            let grant = try Self.grant(row)
+            guard grant.revokedAt == nil, grant.expiresAt > now else { return nil }
+            return (grant, try row.int("token_expires_at"))
+        }
+    }
+
+    static func grant(id: String, on db: any SQLDatabase) async throws -> Grant? {
+        try await db.raw("SELECT * FROM grants WHERE id = \(bind: id)").first().map(grant)
+    }
+
+    /// A grant from a row with the `grants` columns.
+    static func grant(_ row: any SQLRow) throws -> Grant {
+        Grant(id: try row.string("id"), clientID: try row.string("client_id"), userID: try row.optionalString("user_id"),
+                     scope: ScopeSet(parsing: try row.string("scope")), claims: try claims(row), authTime: try row.optionalInt("auth_time"),
+                     amr: (try row.optionalString("amr") ?? "").split(separator: " ").map(String.init),
+                     sid: try row.optionalString("sid"), createdAt: try row.int("created_at"),
+                     expiresAt: try row.int("expires_at"), revokedAt: try row.optionalInt("revoked_at"))
+    }
+
+    static func claims(_ row: any SQLRow) throws -> ClaimsRequest? {
+        try row.optionalString("claims").map { try JSONDecoder().decode(ClaimsRequest.self, from: Data($0.utf8)) }
+    }
+
+    public func revokeGrant(id: String, now: Int64) async throws {
+        try await database.transaction { db in try await Self.revokeGrant(id: id, now: now, on: db) }
+    }
+
+    public func revokeGrants(userID: String, now: Int64) async throws {
+        try await database.transaction { db in
+            let grants = try await db.raw("SELECT id FROM grants WHERE user_id = \(bind: userID) AND revoked_at IS NULL").all()
+            for row in grants { try await Self.revokeGrant(id: try row.string("id"), now: now, on: db) }
+        }
+    }
+
+    static func revokeGrant(id: String, now: Int64, on db: any SQLDatabase) async throws {
+        try await db.raw("UPDATE grants SET revoked_at = \(bind: now) WHERE id = \(bind: id) AND revoked_at IS NULL").run()
+        try await db.raw("UPDATE refresh_tokens SET used_at = \(bind: now) WHERE grant_id = \(bind: id) AND used_at IS NULL").run()
+    }
+
+    public func revokeAccessToken(jti: String, expiresAt: Int64) async throws {
+        try await database.withDatabase { db in
+            try await db.raw("""
+                INSERT INTO revoked_access_tokens (jti, expires_at) VALUES (\(bind: jti), \(bind: expiresAt)) ON CONFLICT (jti) DO NOTHING
+                """).run()
+        }
+    }
+
+    public func isAccessTokenRevoked(jti: String) async throws -> Bool {
+        try await database.withDatabase { db in
+            try await db.raw("SELECT jti FROM revoked_access_tokens WHERE jti = \(bind: jti)").first() != nil
+        }
+    }
+
+    public func recordAssertion(clientID: String, jti: String, expiresAt: Int64, now: Int64) async throws -> Bool {
+        try await database.transaction { db in
+            try await db.raw("DELETE FROM client_assertions WHERE expires_at < \(bind: now)").run()
+            try await db.raw("DELETE FROM used_once WHERE expires_at < \(bind: now)").run()
+            let inserted = try await db.raw("""
+                INSERT INTO client_assertions (client_id, jti, expires_at) VALUES (\(bind: clientID), \(bind: jti), \(bind: expiresAt))
+                ON CONFLICT (client_id, jti) DO NOTHING RETURNING jti
+                """).first()
+            return inserted != nil
+        }
+    }
+}
+
+extension SQLStore: Housekeeping {
+    /// Deletes expired codes, interactions, sessions, refresh tokens, revocation entries and
+    /// native flows, and the record of codes sent more than a day ago.
+    /// `keepFor` seconds of history are kept so that a late replay is still recognised.
+    public func purgeExpired(now: Int64, keepFor: Int64) async throws {
+        let horizon = now - keepFor
+        try await database.transaction { db in
+            try await db.raw("DELETE FROM interactions WHERE expires_at < \(bind: now)").run()
+            try await db.raw("DELETE FROM authorization_codes WHERE expires_at < \(bind: horizon)").run()
+            try await db.raw("DELETE FROM sessions WHERE expires_at < \(bind: horizon)").run()
+            try await db.raw("DELETE FROM refresh_tokens WHERE expires_at < \(bind: horizon)").run()
+            try await db.raw("DELETE FROM grants WHERE expires_at < \(bind: horizon)").run()
+            try await db.raw("DELETE FROM revoked_access_tokens WHERE expires_at < \(bind: now)").run()
+            try await db.raw("DELETE FROM client_assertions WHERE expires_at < \(bind: now)").run()
+            try await db.raw("DELETE FROM native_flows WHERE expires_at < \(bind: now)").run()
+            try await db.raw("DELETE FROM email_links WHERE expires_at < \(bind: horizon)").run()
+            try await db.raw("DELETE FROM code_sends WHERE sent_at < \(bind: now - 86_400)").run()
+            try await db.raw("DELETE FROM upstream_requests WHERE expires_at < \(bind: now)").run()
+            try await db.raw("DELETE FROM pending_links WHERE expires_at < \(bind: now)").run()
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import SQLKit
+import TesseraCore
+import TesseraDomain
+
+/// The SQL implementation of every store protocol, on any ``TransactionalDatabase``.
+public struct SQLStore: Sendable {
+    public let database: any TransactionalDatabase
+    let clientCache: ClientCache
+
+    public init(database: any TransactionalDatabase) {
+        self.init(database: database, clientCache: ClientCache())
+    }
+
+    init(database: any TransactionalDatabase, clientCache: ClientCache) {
+        self.database = database
+        self.clientCache = clientCache
+    }
+
+    /// Runs migrations; call once at start.
+    public func migrate() async throws {
+        try await Migrations.run(on: database)
+    }
+}
+
+extension SQLRow {
+    func string(_ column: String) throws -> String { try decode(column: column, as: String.self) }
+    func optionalString(_ column: String) throws -> String? { try decode(column: column, as: String?.self) }
+    func int(_ column: String) throws -> Int64 { try decode(column: column, as: Int64.self) }
+    func optionalInt(_ column: String) throws -> Int64? { try decode(column: column, as: Int64?.self) }
+    func bool(_ column: String) throws -> Bool { try decode(column: column, as: Bool.self) }
+    func json<T: Decodable>(_ column: String, as type: T.Type) throws -> T {
+        try JSONDecoder().decode(T.self, from: Data(try string(column).utf8))
+    }
+}
+
+
+/// Whether an error is a uniqueness violation (SQLite or PostgreSQL).
+func isUniqueViolation(_ error: any Error) -> Bool {
+    let text = String(describing: error)
+    return text.contains("UNIQUE constraint failed") || text.contains("duplicate key value") || text.contains("constraint failed")
+}

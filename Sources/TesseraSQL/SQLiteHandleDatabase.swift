@@ -1,0 +1,104 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import SQLKit
+import SQLiteKit
+import Synchronization
+import TesseraSQLite
+
+/// ``SQLiteHandle`` as SQLKit's `SQLDatabase`: statements run synchronously in the caller.
+struct SQLiteHandleDatabase: SQLDatabase {
+    let handle: SQLiteHandle
+    let logger: Logger
+    let eventLoop: any EventLoop
+    let dialect: any SQLDialect = SQLiteDialect()
+    var queryLogLevel: Logger.Level? { .trace }
+    private let encoder = SQLiteDataEncoder()
+    private let decoder = SQLiteDataDecoder()
+
+    init(handle: SQLiteHandle, logger: Logger, eventLoop: any EventLoop) {
+        self.handle = handle
+        self.logger = logger
+        self.eventLoop = eventLoop
+    }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> ()) -> EventLoopFuture<Void> {
+        do {
+            try run(query, onRow)
+            return eventLoop.makeSucceededVoidFuture()
+        } catch {
+            return eventLoop.makeFailedFuture(error)
+        }
+    }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> ()) async throws {
+        try run(query, onRow)
+    }
+
+    func withSession<R>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await closure(self)
+    }
+
+    private func run(_ query: any SQLExpression, _ onRow: @Sendable (any SQLRow) -> ()) throws {
+        let (sql, rawBinds) = serialize(query)
+        logger.trace("SQL", metadata: ["sql": "\(sql)"])
+        let binds = try rawBinds.map { try encoder.encode($0) }
+        let decoder = decoder
+        try handle.execute(sql, binds) { columns, values in
+            onRow(SQLiteValuesRow(columns: columns, values: values, decoder: decoder))
+        }
+    }
+}
+
+/// A row read by ``SQLiteHandle``.
+struct SQLiteValuesRow: SQLRow {
+    let columns: [String]
+    let values: [SQLiteData]
+    let decoder: SQLiteDataDecoder
+
+    var allColumns: [String] { columns }
+
+    func contains(column: String) -> Bool { columns.contains(column) }
+
+    func decodeNil(column: String) throws -> Bool { try value(column) == .null }
+
+    func decode<D: Decodable>(column: String, as type: D.Type) throws -> D {
+        try decoder.decode(D.self, from: try value(column))
+    }
+
+    private func value(_ column: String) throws -> SQLiteData {
+        guard let index = columns.firstIndex(of: column) else {
+            throw DecodingError.keyNotFound(SQLiteColumnKey(stringValue: column),
+                                            .init(codingPath: [], debugDescription: "no column \(column) in \(columns)"))
+        }
+        return values[index]
+    }
+}
+
+private struct SQLiteColumnKey: CodingKey {
+    let stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+/// The one thread that runs the database's statements: a `TaskExecutor`, so that code in
+/// `withTaskExecutorPreference` runs there between its statements too.
+final class DatabaseThread: TaskExecutor {
+    private let pool: NIOThreadPool
+
+    init() {
+        pool = NIOThreadPool(numberOfThreads: 1)
+        pool.start()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        pool.submit { _ in job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+
+    func shutdown() async {
+        try? await pool.shutdownGracefully()
+    }
+}
