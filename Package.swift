@@ -62,7 +62,9 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ],
+            // Data is a file, not source; embedded in the binary, so a copied binary still has it.
+            resources: [.embedInCode("Resources/common-passwords.txt")]
         ),
         // RS256 signing through the machine's OpenSSL 3 (loaded at run time, swift-crypto
         // where it is absent): the one piece that calls C for crypto.

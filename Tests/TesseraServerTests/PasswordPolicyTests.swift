@@ -56,7 +56,7 @@ struct PasswordPolicyTests {
 
     @Test("the list holds exactly the first 10,000 passwords, lowercase, most common first")
     func list() {
-        let lines = CommonPasswords.list.split(separator: "\n", omittingEmptySubsequences: false)
+        let lines = CommonPasswords.passwords(in: PackageResources.common_passwords_txt)
         #expect(lines.count == 10_000)
         #expect(CommonPasswords.all.count == 10_000, "no duplicates, no empty line")
         #expect(lines.prefix(4) == ["123456", "password", "12345678", "qwerty"])
