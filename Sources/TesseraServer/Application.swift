@@ -84,7 +84,7 @@ struct MaintenanceService: Service {
                 try await provider.keys.reload()
                 let now = provider.clock.now()
                 if now - lastPurge >= 3600 {
-                    try await provider.store.purgeExpired(now: now, keepFor: 86_400)
+                    try await provider.purgeExpired()
                     lastPurge = now
                 }
             } catch {

@@ -40,6 +40,12 @@ public final class Provider: Sendable {
     let emailLinks: EmailLinks
     /// Sign-in through upstream identity providers.
     let federation: Federation
+    /// Browser sessions.
+    let sessions: Sessions
+    /// A user's account as the account page and API see it.
+    let accounts: Accounts
+    /// The registered clients.
+    let clients: Clients
 
     /// Opens the database, applies migrations and loads (or creates) the signing keys.
     public static func start(_ configuration: ServerConfiguration, clock: WallClock = .system, logger: Logger) async throws -> Provider {
@@ -113,6 +119,9 @@ public final class Provider: Sendable {
                                 clock: clock, logger: logger)
         federation = try Federation(settings: configuration.upstreamProviders, issuer: issuer, store: store, secretBox: secretBox,
                                     clock: clock, logger: logger)
+        sessions = Sessions(store: store, lifetime: configuration.sessionLifetime, clock: clock)
+        accounts = Accounts(users: store, clients: store, consents: store, identities: store, clock: clock)
+        clients = Clients(store: store)
         grants = TokenEndpointGrants([
             AuthorizationCodeGrant(grants: store, tokens: userTokens, clock: clock),
             RefreshTokenGrant(grants: store, tokens: userTokens, clock: clock),
@@ -124,6 +133,11 @@ public final class Provider: Sendable {
     /// A key for one `purpose` from a stored secret (HKDF-SHA256, RFC 5869).
     static func key(from secret: String, for purpose: String) -> SymmetricKey {
         HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: Data(secret.utf8)), info: Data(purpose.utf8), outputByteCount: 32)
+    }
+
+    /// Removes what has expired (codes, sessions, flows, delivered mail), keeping a day of it.
+    func purgeExpired() async throws {
+        try await store.purgeExpired(now: clock.now(), keepFor: 86_400)
     }
 
     /// Starts a provider, runs `body` with it, and shuts it down whatever happens.

@@ -24,7 +24,7 @@ struct NativeAuthOpenAPITests {
     @Test("GET /openapi/native-auth.json serves the document as JSON")
     func served() async throws {
         try await withNativeApp { app in
-            let response = try await app.browser.request(NativeAuthEndpoints.openAPIPath)
+            let response = try await app.browser.request(TesseraPath.nativeAuthOpenAPI)
             #expect(response.status == .ok)
             #expect(response.headers[.contentType]?.hasPrefix("application/json") == true)
             #expect(response.json == (try openAPIDocumentFile()))
@@ -34,18 +34,18 @@ struct NativeAuthOpenAPITests {
     @Test("every native endpoint is described as a form POST taking client_id, with the reference's error answers")
     func everyPathIsDescribed() throws {
         let paths = try #require(try openAPIDocumentFile()["paths"]?.objectValue)
-        for path in NativeAuthEndpoints.Path.allCases {
-            let post = try #require(paths[path.rawValue]?.objectValue?["post"]?.objectValue, "\(path.rawValue) is not in the document")
+        for endpoint in NativeAuthEndpoint.allCases {
+            let post = try #require(paths[endpoint.path]?.objectValue?["post"]?.objectValue, "\(endpoint.path) is not in the document")
             let schema = post["requestBody"]?.objectValue?["content"]?.objectValue?["application/x-www-form-urlencoded"]?
                 .objectValue?["schema"]?.objectValue
-            #expect(schema?["required"]?.arrayValue?.contains("client_id") == true, "\(path.rawValue)")
+            #expect(schema?["required"]?.arrayValue?.contains("client_id") == true, "\(endpoint.path)")
             let responses = try #require(post["responses"]?.objectValue)
             for status in ["200", "400", "401", "500"] {
-                #expect(responses[status] != nil, "\(path.rawValue) lacks \(status)")
+                #expect(responses[status] != nil, "\(endpoint.path) lacks \(status)")
             }
         }
-        #expect(paths[NativeAuthEndpoints.openAPIPath]?.objectValue?["get"] != nil)
-        #expect(Set(paths.keys) == Set(NativeAuthEndpoints.Path.allCases.map(\.rawValue) + [NativeAuthEndpoints.openAPIPath]),
+        #expect(paths[TesseraPath.nativeAuthOpenAPI]?.objectValue?["get"] != nil)
+        #expect(Set(paths.keys) == Set(NativeAuthEndpoint.allCases.map(\.path) + [TesseraPath.nativeAuthOpenAPI]),
                 "the document describes exactly the served paths")
     }
 }

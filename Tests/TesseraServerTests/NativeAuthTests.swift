@@ -402,7 +402,7 @@ struct NativeAuthTests {
         try await withNativeApp { app in
             let metadata = try await app.browser.request("/.well-known/openid-configuration").json
             let endpoints = try #require(metadata["native_authentication_endpoints"]?.objectValue)
-            #expect(endpoints.count == NativeAuthEndpoints.Path.allCases.count)
+            #expect(endpoints.count == NativeAuthEndpoint.allCases.count)
             #expect(endpoints["signup_start"]?.stringValue?.hasSuffix("/signup/v1.0/start") == true)
             #expect(metadata["native_authentication_openapi"] != nil)
         }

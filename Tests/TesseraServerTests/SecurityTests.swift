@@ -549,16 +549,6 @@ extension Result {
     var isSuccess: Bool { if case .success = self { true } else { false } }
 }
 
-extension Result: @retroactive Equatable where Success == User, Failure == PasswordSignIn.Failure {
-    public static func == (lhs: Self, rhs: Self) -> Bool {
-        switch (lhs, rhs) {
-        case (.success(let a), .success(let b)): a == b
-        case (.failure(let a), .failure(let b)): a == b
-        default: false
-        }
-    }
-}
-
 @Suite("Security: sensitive changes need a recent sign-in")
 struct RecentSignInTests {
     /// Signs `browser` in on the account page.

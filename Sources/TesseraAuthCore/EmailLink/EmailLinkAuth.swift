@@ -57,7 +57,7 @@ public final class EmailLinkAuth: Sendable {
     /// The email-link endpoints from discovery (`email_link_send_endpoint`,
     /// `email_link_complete_endpoint`), fetched with ``oidc``'s metadata.
     public func endpoints(forceRefresh: Bool = false) async throws -> EmailLinkEndpoints {
-        try EmailLinkEndpoints(discovery: try await client.discoveryDocument(forceRefresh: forceRefresh))
+        try EmailLinkEndpoints(metadata: try await client.oidc.discover(forceRefresh: forceRefresh))
     }
 
     // MARK: Sending
@@ -284,18 +284,24 @@ public struct EmailLinkEndpoints: Sendable, Equatable {
     /// `email_link_complete_endpoint`: `/emaillink/v1.0/complete`.
     public let complete: URL
 
-    /// The endpoints of a discovery document; each must be https (http on loopback only).
-    public init(discovery document: Data) throws {
-        let json = try? JSONDecoder().decode([String: JSONValue].self, from: document)
-        func endpoint(_ name: String) throws -> URL {
-            guard let text = json?[name]?.stringValue else {
-                throw AuthError(.discovery, "the provider does not announce \(name): it has no email-link sign-in")
-            }
+    /// The endpoints a provider announces; each must be https (http on loopback only).
+    public init(metadata: ProviderMetadata) throws {
+        func endpoint(_ text: String?, _ name: String) throws -> URL {
+            guard let text else { throw AuthError(.discovery, "the provider does not announce \(name): it has no email-link sign-in") }
             guard let url = URL(string: text) else { throw AuthError(.discovery, "\(name) '\(text)' is not a URL") }
             try AuthRequest.checkEndpoint(url, name: name)
             return url
         }
-        send = try endpoint("email_link_send_endpoint")
-        complete = try endpoint("email_link_complete_endpoint")
+        send = try endpoint(metadata.emailLinkSendEndpoint, "email_link_send_endpoint")
+        complete = try endpoint(metadata.emailLinkCompleteEndpoint, "email_link_complete_endpoint")
+    }
+
+    /// The endpoints of a discovery document.
+    public init(discovery document: Data) throws {
+        let metadata: ProviderMetadata
+        do { metadata = try JSONDecoder().decode(ProviderMetadata.self, from: document) } catch {
+            throw AuthError(.discovery, "the discovery document is not valid metadata: \(error)")
+        }
+        try self.init(metadata: metadata)
     }
 }

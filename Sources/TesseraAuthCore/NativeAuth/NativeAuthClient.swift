@@ -76,7 +76,6 @@ public final class NativeAuthClient: Sendable {
     /// an error says ``NativeAuthStepError/isBrowserRequired``. Use it with ``AuthState``.
     public let oidc: OIDCClient
     let transport: any HTTPTransport
-    private let discoveryTap: DiscoveryTap
 
     /// A client of `clientId` at `issuer`.
     ///
@@ -97,12 +96,10 @@ public final class NativeAuthClient: Sendable {
                 now: @escaping @Sendable () -> Date = { Date() }) {
         self.configuration = configuration
         self.transport = transport
-        let tap = DiscoveryTap(inner: transport)
-        discoveryTap = tap
         oidc = OIDCClient(configuration: .init(issuer: configuration.issuer, clientId: configuration.clientId,
                                                redirectUri: configuration.redirectUri ?? "", scope: configuration.scopes.joined(separator: " "),
                                                clockSkew: configuration.clockSkew),
-                          transport: tap, now: now)
+                          transport: transport, now: now)
     }
 
     // MARK: Entry points
@@ -184,17 +181,7 @@ public final class NativeAuthClient: Sendable {
     /// The native API's endpoints, from discovery's `native_authentication_endpoints` (fetched
     /// once by ``oidc`` and cached with its metadata).
     public func endpoints(forceRefresh: Bool = false) async throws -> NativeAuthEndpoints {
-        try NativeAuthEndpoints(discovery: try await discoveryDocument(forceRefresh: forceRefresh))
-    }
-
-    /// The raw discovery document of ``oidc``'s last fetch (issuer already checked), for the
-    /// members its ``ProviderMetadata`` does not model (the native and email-link endpoints).
-    func discoveryDocument(forceRefresh: Bool = false) async throws -> Data {
-        _ = try await oidc.discover(forceRefresh: forceRefresh)
-        if let document = discoveryTap.document { return document }
-        _ = try await oidc.discover(forceRefresh: true)
-        guard let document = discoveryTap.document else { throw AuthError(.discovery, "the discovery document was not captured") }
-        return document
+        try NativeAuthEndpoints(metadata: try await oidc.discover(forceRefresh: forceRefresh))
     }
 
     // MARK: Steps shared by the states
@@ -382,49 +369,34 @@ public typealias MSALNativeAuthChannelType = NativeAuthChannelType
 
 /// The native API's endpoints by their discovery names.
 public struct NativeAuthEndpoints: Sendable, Equatable {
-    /// The discovery names of the endpoints (`native_authentication_endpoints` members).
-    public enum Name: String, Sendable, CaseIterable {
-        /// `/signup/v1.0/start`.
-        case signUpStart = "signup_start"
-        /// `/signup/v1.0/challenge`.
-        case signUpChallenge = "signup_challenge"
-        /// `/signup/v1.0/continue`.
-        case signUpContinue = "signup_continue"
-        /// `/oauth2/v2.0/initiate`.
-        case signInInitiate = "signin_initiate"
-        /// `/oauth2/v2.0/challenge`.
-        case signInChallenge = "signin_challenge"
-        /// `/oauth2/v2.0/token`.
-        case token = "token"
-        /// `/resetpassword/v1.0/start`.
-        case resetStart = "resetpassword_start"
-        /// `/resetpassword/v1.0/challenge`.
-        case resetChallenge = "resetpassword_challenge"
-        /// `/resetpassword/v1.0/continue`.
-        case resetContinue = "resetpassword_continue"
-        /// `/resetpassword/v1.0/submit`.
-        case resetSubmit = "resetpassword_submit"
-        /// `/resetpassword/v1.0/poll_completion`.
-        case resetPollCompletion = "resetpassword_poll_completion"
-    }
+    /// An endpoint's name in discovery (`native_authentication_endpoints` members).
+    public typealias Name = NativeAuthEndpoint
 
     /// Every endpoint's URL by name.
     public let urls: [Name: URL]
 
-    /// The endpoints of a discovery document; each must be https (http on loopback only).
-    public init(discovery document: Data) throws {
-        guard let json = try? JSONDecoder().decode([String: JSONValue].self, from: document),
-              let members = json["native_authentication_endpoints"]?.objectValue else {
+    /// The endpoints a provider announces; each must be https (http on loopback only).
+    public init(metadata: ProviderMetadata) throws {
+        guard let members = metadata.nativeAuthenticationEndpoints else {
             throw AuthError(.discovery, "the provider does not announce native_authentication_endpoints: it has no native sign-in API")
         }
         var urls: [Name: URL] = [:]
         for name in Name.allCases {
-            guard let text = members[name.rawValue]?.stringValue else { continue }
+            guard let text = members[name.rawValue] else { continue }
             guard let url = URL(string: text) else { throw AuthError(.discovery, "native endpoint \(name.rawValue) '\(text)' is not a URL") }
             try AuthRequest.checkEndpoint(url, name: "native endpoint \(name.rawValue)")
             urls[name] = url
         }
         self.urls = urls
+    }
+
+    /// The endpoints of a discovery document.
+    public init(discovery document: Data) throws {
+        let metadata: ProviderMetadata
+        do { metadata = try JSONDecoder().decode(ProviderMetadata.self, from: document) } catch {
+            throw AuthError(.discovery, "the discovery document is not valid metadata: \(error)")
+        }
+        try self.init(metadata: metadata)
     }
 
     /// The URL of `name`, or a discovery error when the provider lacks it.
@@ -488,23 +460,4 @@ final class SingleUse: Sendable {
 
     /// True the first time only.
     func take() -> Bool { spent.withLock { was in defer { was = true }; return !was } }
-}
-
-/// The transport of ``NativeAuthClient/oidc``: keeps the last discovery document it carried, so
-/// the native endpoints come from the same fetch (and the same issuer check) as the metadata.
-final class DiscoveryTap: HTTPTransport {
-    let inner: any HTTPTransport
-    private let captured = Mutex<Data?>(nil)
-
-    init(inner: any HTTPTransport) { self.inner = inner }
-
-    var document: Data? { captured.withLock { $0 } }
-
-    func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportResponse {
-        let response = try await inner.send(request)
-        if request.method == "GET", request.url.path.hasSuffix("/.well-known/openid-configuration"), response.status == 200 {
-            captured.withLock { $0 = response.body }
-        }
-        return response
-    }
 }

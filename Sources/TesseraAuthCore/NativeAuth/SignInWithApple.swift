@@ -87,8 +87,7 @@ extension NativeAuthClient {
     /// How the signed-in user can sign in (`password`, `email`, `apple`, ...), from the
     /// provider's `account_providers_endpoint`; first-party apps only.
     public func linkedProviders(accessToken: String) async throws -> [String] {
-        let document = try JSONDecoder().decode([String: JSONValue].self, from: try await discoveryDocument())
-        guard let endpoint = document["account_providers_endpoint"]?.stringValue, let url = URL(string: endpoint) else {
+        guard let endpoint = try await oidc.discover().accountProvidersEndpoint, let url = URL(string: endpoint) else {
             throw NativeAuthFailure.invalidResponse("the provider has no account_providers_endpoint")
         }
         let response = try await transport.send(HTTPTransportRequest(url: url, headers: ["Authorization": "Bearer " + accessToken,

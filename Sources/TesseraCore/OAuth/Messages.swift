@@ -65,6 +65,17 @@ public struct ProviderMetadata: Codable, Sendable, Equatable {
     public var frontchannelLogoutSupported: Bool?
     public var backchannelLogoutSupported: Bool?
 
+    // Tessera's own members.
+
+    /// The native sign-in API's endpoint URLs by ``NativeAuthEndpoint`` name.
+    public var nativeAuthenticationEndpoints: [String: String]?
+    /// Where the native API's OpenAPI description is served.
+    public var nativeAuthenticationOpenAPI: String?
+    public var emailLinkSendEndpoint: String?
+    public var emailLinkCompleteEndpoint: String?
+    /// How the signed-in user can sign in; first-party apps only.
+    public var accountProvidersEndpoint: String?
+
     public init(issuer: String, authorizationEndpoint: String, tokenEndpoint: String, jwksURI: String,
                 responseTypesSupported: [String]) {
         self.issuer = issuer
@@ -104,6 +115,11 @@ public struct ProviderMetadata: Codable, Sendable, Equatable {
         case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
         case frontchannelLogoutSupported = "frontchannel_logout_supported"
         case backchannelLogoutSupported = "backchannel_logout_supported"
+        case nativeAuthenticationEndpoints = "native_authentication_endpoints"
+        case nativeAuthenticationOpenAPI = "native_authentication_openapi"
+        case emailLinkSendEndpoint = "email_link_send_endpoint"
+        case emailLinkCompleteEndpoint = "email_link_complete_endpoint"
+        case accountProvidersEndpoint = "account_providers_endpoint"
     }
 }
 

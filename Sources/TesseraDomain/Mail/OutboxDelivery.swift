@@ -107,6 +107,12 @@ package struct OutboxDelivery: Sendable {
         }
         return round
     }
+
+    /// The latest messages, newest first (`recipient`'s only, when given): the development
+    /// outbox, where a developer reads codes and links.
+    package func latest(recipient: String?, limit: Int) async throws -> [OutboxMessage] {
+        try await store.outboxMessages(recipient: recipient, limit: limit)
+    }
 }
 
 /// Runs ``OutboxDelivery`` in the background of `tessera serve`: at once when a message

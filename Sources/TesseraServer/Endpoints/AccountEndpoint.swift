@@ -14,19 +14,16 @@ struct AccountEndpoint {
         router.post("/account/consents/revoke") { request, _ in try await revoke(request) }
         router.post("/account/reauth") { request, context in try await reauthenticate(request, context) }
         router.post("/account/reauth/link") { request, context in try await reauthenticationLink(request, context) }
-        router.get(RouterPath(Self.providersPath)) { request, _ in try await providers(request) }
+        router.get(RouterPath(TesseraPath.accountProviders)) { request, _ in try await providers(request) }
     }
 
     /// How the user can sign in, for the account's own (first-party) apps: `GET` with the
     /// user's access token; Firebase's `providerData`.
-    static let providersPath = "/account/v1.0/providers"
-
     func providers(_ request: Request) async throws -> Response {
         do {
             guard let token = request.bearerToken else { throw OAuthError(.invalidToken, "An access token is required.") }
             let validated = try await provider.accessTokens.validate(token)
-            guard let grant = validated.grant, let userID = grant.userID, let client = try await provider.store.client(id: grant.clientID),
-                  let user = try await provider.store.user(id: userID) else {
+            guard let grant = validated.grant, let (user, client) = try await provider.accounts.owner(of: grant) else {
                 throw OAuthError(.invalidToken, "The access token is not a user's.")
             }
             guard client.firstParty else { throw OAuthError(.insufficientScope, "Only the account's first-party apps may read this.") }
@@ -44,8 +41,7 @@ struct AccountEndpoint {
     func account(_ request: Request, message: String? = nil) async throws -> Response {
         let language = language(request)
         let (csrf, cookie) = provider.csrf.token(for: request)
-        guard let session = try await BrowserSessions(provider: provider).current(request),
-              let user = try await provider.store.user(id: session.userID) else {
+        guard let (_, user) = try await BrowserSessions(provider: provider).signedIn(request) else {
             var response = Responses.html(provider.pages.login(language: language, action: "/account/login", clientName: nil,
                                                                interaction: nil, csrf: csrf, email: nil, message: message),
                                           status: message == nil ? .ok : .unauthorized)
@@ -53,8 +49,7 @@ struct AccountEndpoint {
             return response
         }
         var apps: [AccountPageApp] = []
-        for consent in try await provider.store.consents(userID: user.id) {
-            let name = try await provider.store.client(id: consent.clientID)?.name ?? consent.clientID
+        for (consent, name) in try await provider.accounts.apps(of: user.id) {
             let ordered = consent.scopes.values.sorted { ScopeCatalogue.order($0) < ScopeCatalogue.order($1) }
             apps.append(AccountPageApp(clientID: consent.clientID, name: name, scopes: ordered.map { scope in
                 var item: [String: Any] = ["text": language.describe(scope: scope)]
@@ -63,7 +58,7 @@ struct AccountEndpoint {
             }))
         }
         let names = Dictionary(uniqueKeysWithValues: provider.federation.ordered.map { ($0.id, $0.settings.name) })
-        let linkedIdentities = try await provider.store.identities(userID: user.id)
+        let linkedIdentities = try await provider.accounts.identities(of: user.id)
         let identities: [[String: Any]] = linkedIdentities.map { identity in
             ["name": names[identity.providerID] ?? identity.providerID, "provider": identity.providerID, "email": identity.email ?? ""]
         }
@@ -127,8 +122,7 @@ struct AccountEndpoint {
         let form = try await request.formParameters()
         let language = language(request)
         guard provider.csrf.isValid(form["csrf_token"], request: request),
-              let session = try await BrowserSessions(provider: provider).current(request),
-              let user = try await provider.store.user(id: session.userID) else {
+              let (_, user) = try await BrowserSessions(provider: provider).signedIn(request) else {
             return Responses.html(provider.pages.error(language: language, error: OAuthError(.invalidRequest),
                                                        intro: language.text(.sessionExpired)), status: .badRequest)
         }
@@ -183,7 +177,7 @@ struct AccountEndpoint {
             return Responses.html(provider.pages.error(language: language, error: OAuthError(.invalidRequest),
                                                        intro: language.text(.sessionExpired)), status: .badRequest)
         }
-        try await provider.store.revokeConsent(userID: session.userID, clientID: clientID, now: provider.clock.now())
+        try await provider.accounts.withdrawConsent(userID: session.userID, clientID: clientID)
         return Responses.redirect("/account", status: .seeOther)
     }
 }

@@ -244,22 +244,22 @@ struct BrowserSessions {
 
     func current(_ request: Request) async throws -> BrowserSession? {
         guard let value = request.cookies[Self.cookieName]?.value, !value.isEmpty else { return nil }
-        return try await provider.store.session(tokenHash: tokenHash(value), now: provider.clock.now())
+        return try await provider.sessions.session(token: value)
+    }
+
+    /// The browser's session and its user, when it is signed in.
+    func signedIn(_ request: Request) async throws -> (session: BrowserSession, user: User)? {
+        guard let session = try await current(request), let user = try await provider.accounts.user(of: session) else { return nil }
+        return (session, user)
     }
 
     /// A new session for a browser that just signed in. The session the browser had before
     /// (its cookie, if any) ends: one browser, one live session row, and a cookie value that
     /// leaked before the sign-in is worth nothing after it.
     func create(userID: String, amr: [String], replacing request: Request) async throws -> (BrowserSession, Cookie) {
-        let now = provider.clock.now()
-        if let previous = request.cookies[Self.cookieName]?.value, !previous.isEmpty {
-            try await provider.store.revokeSession(tokenHash: tokenHash(previous), now: now)
-        }
-        let value = SecureRandom.token()
-        let session = BrowserSession(sid: SecureRandom.token(bytes: 16), userID: userID, authTime: now, amr: amr,
-                                     expiresAt: now + provider.configuration.sessionLifetime)
-        try await provider.store.insertSession(tokenHash: tokenHash(value), session, now: now)
-        return (session, cookie(value, maxAge: Int(provider.configuration.sessionLifetime)))
+        let (session, token) = try await provider.sessions.start(userID: userID, amr: amr,
+                                                                  replacing: request.cookies[Self.cookieName]?.value)
+        return (session, cookie(token, maxAge: Int(provider.configuration.sessionLifetime)))
     }
 
     func cookie(_ value: String, maxAge: Int) -> Cookie {

@@ -28,7 +28,7 @@ struct DevEndpoints {
         router.get("/dev/outbox") { request, _ in
             let parameters = request.queryParameters
             let limit = min(500, max(1, parameters["limit"].flatMap { Int(String($0)) } ?? 100))
-            let messages = try await provider.store.outboxMessages(recipient: parameters["to"].map { String($0) }, limit: limit)
+            let messages = try await provider.mailDelivery.latest(recipient: parameters["to"].map { String($0) }, limit: limit)
             return try Responses.json(messages.map { DevOutboxEntry($0) })
         }
     }

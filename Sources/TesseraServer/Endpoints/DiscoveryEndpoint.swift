@@ -40,15 +40,14 @@ struct DiscoveryEndpoint {
         metadata.frontchannelLogoutSupported = false
         metadata.backchannelLogoutSupported = false
         // Tessera's own members: where the native sign-in API and its description live.
-        var members = try JSONDecoder().decode([String: JSONValue].self, from: try CanonicalJSON.encode(metadata))
-        members["native_authentication_endpoints"] = .object(Dictionary(uniqueKeysWithValues: NativeAuthEndpoints.Path.allCases.map {
-            ($0.metadataName, JSONValue.string(issuer + $0.rawValue))
-        }))
-        members["native_authentication_openapi"] = .string(issuer + NativeAuthEndpoints.openAPIPath)
-        members["email_link_send_endpoint"] = .string(issuer + EmailLinkEndpoints.sendPath)
-        members["email_link_complete_endpoint"] = .string(issuer + EmailLinkEndpoints.completePath)
-        members["account_providers_endpoint"] = .string(issuer + AccountEndpoint.providersPath)
-        document = try CanonicalJSON.encode(members)
+        metadata.nativeAuthenticationEndpoints = Dictionary(uniqueKeysWithValues: NativeAuthEndpoint.allCases.map {
+            ($0.rawValue, issuer + $0.path)
+        })
+        metadata.nativeAuthenticationOpenAPI = issuer + TesseraPath.nativeAuthOpenAPI
+        metadata.emailLinkSendEndpoint = issuer + TesseraPath.emailLinkSend
+        metadata.emailLinkCompleteEndpoint = issuer + TesseraPath.emailLinkComplete
+        metadata.accountProvidersEndpoint = issuer + TesseraPath.accountProviders
+        document = try CanonicalJSON.encode(metadata)
     }
 
     func register(on router: Router<TesseraRequestContext>, provider: Provider) {

@@ -13,17 +13,15 @@ struct EmailLinkEndpoints {
     var pages: PageRenderer { provider.pages }
     var native: NativeAuthEndpoints { NativeAuthEndpoints(provider: provider) }
 
-    static let sendPath = "/emaillink/v1.0/send"
-    static let completePath = "/emaillink/v1.0/complete"
     static let loginPath = "/login/emaillink"
     /// Marks the browser that asked for a link, so that opening it there needs no retyping.
     static let deviceCookie = "tessera_link_device"
 
     func register(on router: Router<TesseraRequestContext>) {
-        router.post(RouterPath(Self.sendPath)) { request, context in
+        router.post(RouterPath(TesseraPath.emailLinkSend)) { request, context in
             await native.answer(request, context) { parameters, caller in try await send(parameters, caller: caller) }
         }
-        router.post(RouterPath(Self.completePath)) { request, context in
+        router.post(RouterPath(TesseraPath.emailLinkComplete)) { request, context in
             await native.answer(request, context) { parameters, caller in try await complete(parameters, caller: caller, request: request) }
         }
         router.get(RouterPath(EmailLinks.linkPath)) { request, _ in try await open(request) }
@@ -79,7 +77,7 @@ struct EmailLinkEndpoints {
         let email = try provider.nativeAuth.required(parameters, "email")
         let code = try oobCode(parameters)
         let scope = try provider.nativeAuth.scope(parameters, client: caller.client)
-        guard let record = try await provider.store.emailLink(codeHash: tokenHash(code)), record.clientID == caller.client.id else {
+        guard let record = try await links.link(code: code, for: caller.client.id) else {
             throw Self.invalidCode
         }
         let operation: EmailLinkOperation
@@ -305,7 +303,7 @@ struct EmailLinkEndpoints {
 
     /// Apple's universal links: every registered iOS app opens the sign-in links.
     func appleAssociation() async throws -> Response {
-        let appIDs = try await provider.store.clientAppLinks().flatMap(\.appleAppIDs)
+        let appIDs = try await provider.clients.appleAppIDs()
         let document: JSONValue = .object([
             "applinks": .object(["details": .array(appIDs.isEmpty ? [] : [.object([
                 "appIDs": .array(appIDs.map(JSONValue.string)),
@@ -318,7 +316,7 @@ struct EmailLinkEndpoints {
 
     /// Android's app links (Digital Asset Links).
     func androidAssetLinks() async throws -> Response {
-        let apps = try await provider.store.clientAppLinks().flatMap(\.androidApps)
+        let apps = try await provider.clients.androidApps()
         let statements: [JSONValue] = apps.map { app in
             .object([
                 "relation": .array(["delegate_permission/common.handle_all_urls", "delegate_permission/common.get_login_creds"]),

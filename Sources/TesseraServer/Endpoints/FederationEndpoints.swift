@@ -140,8 +140,7 @@ struct FederationEndpoints {
         let form = try await request.formParameters()
         let language = authorization.language(for: request, locales: [])
         guard provider.csrf.isValid(form["csrf_token"], request: request), let token = form["link_token"],
-              let pending = try await provider.store.pendingLink(tokenHash: tokenHash(token), now: provider.clock.now()),
-              let owner = try await provider.store.user(id: pending.userID) else {
+              let (pending, owner) = try await federation.pendingLink(token: token) else {
             return authorization.expiredPage(request, language: language)
         }
         let name = federation.upstreams[pending.identity.providerID]?.settings.name ?? pending.identity.providerID
@@ -182,9 +181,8 @@ struct FederationEndpoints {
     // MARK: The account page
 
     func signedIn(_ request: Request, form: RequestParameters) async throws -> User? {
-        guard provider.csrf.isValid(form["csrf_token"], request: request), let session = try await BrowserSessions(provider: provider).current(request)
-        else { return nil }
-        return try await provider.store.user(id: session.userID)
+        guard provider.csrf.isValid(form["csrf_token"], request: request) else { return nil }
+        return try await BrowserSessions(provider: provider).signedIn(request)?.user
     }
 
     func connect(_ request: Request, _ context: TesseraRequestContext) async throws -> Response {
@@ -207,12 +205,8 @@ struct FederationEndpoints {
         let form = try await request.formParameters()
         let language = authorization.language(for: request, locales: [])
         guard let user = try await signedIn(request, form: form) else { return authorization.expiredPage(request, language: language) }
-        let identities = try await provider.store.identities(userID: user.id).filter { $0.providerID == form["provider"] }
-        for identity in identities {
-            guard try await federation.canRemove(identity, of: user) else {
-                return Responses.html(pages.message(language: language, title: .accountIdentities, message: .accountLastWay), status: .conflict)
-            }
-            try await provider.store.removeIdentity(providerID: identity.providerID, subject: identity.subject)
+        guard try await federation.removeIdentities(of: user, providerID: form["provider"] ?? "") else {
+            return Responses.html(pages.message(language: language, title: .accountIdentities, message: .accountLastWay), status: .conflict)
         }
         return Responses.redirect("/account", status: .seeOther)
     }

@@ -44,7 +44,7 @@ struct LogoutEndpoint {
         }
         let redirect = parameters["post_logout_redirect_uri"]
         if let redirect {
-            guard let clientID, let client = try await provider.store.client(id: clientID) else {
+            guard let clientID, let client = try await provider.clients.client(id: clientID) else {
                 return refuse("post_logout_redirect_uri needs id_token_hint or client_id.")
             }
             guard client.postLogoutRedirectURIs.contains(redirect) else {
@@ -56,7 +56,7 @@ struct LogoutEndpoint {
         let session = try await sessions.current(request)
         let confirmed = request.method == .post && parameters["confirm"] == "yes" && provider.csrf.isValid(parameters["csrf_token"], request: request)
         let hintMatches = session != nil && hint?.claims["sid"]?.stringValue == session?.sid
-        if let session, !confirmed, !hintMatches {
+        if session != nil, !confirmed, !hintMatches {
             let (csrf, cookie) = provider.csrf.token(for: request)
             var response = Responses.html(pages.logout(language: language, csrf: csrf, clientID: clientID,
                                                        postLogoutRedirectURI: redirect, state: parameters["state"]),
@@ -64,7 +64,7 @@ struct LogoutEndpoint {
             if let cookie { response.setCookie(cookie) }
             return response
         }
-        if let session { try await provider.store.endSession(sid: session.sid, now: provider.clock.now()) }
+        if let session { try await provider.sessions.end(session) }
 
         var response: Response
         if let redirect {

@@ -9,44 +9,9 @@ import TesseraDomain
 struct NativeAuthEndpoints {
     let provider: Provider
 
-    /// Every path, relative to the issuer.
-    enum Path: String, CaseIterable {
-        case signUpStart = "/signup/v1.0/start"
-        case signUpChallenge = "/signup/v1.0/challenge"
-        case signUpContinue = "/signup/v1.0/continue"
-        case signInInitiate = "/oauth2/v2.0/initiate"
-        case signInChallenge = "/oauth2/v2.0/challenge"
-        case token = "/oauth2/v2.0/token"
-        case resetStart = "/resetpassword/v1.0/start"
-        case resetChallenge = "/resetpassword/v1.0/challenge"
-        case resetContinue = "/resetpassword/v1.0/continue"
-        case resetSubmit = "/resetpassword/v1.0/submit"
-        case resetPollCompletion = "/resetpassword/v1.0/poll_completion"
-
-        /// The name of the endpoint in discovery's `native_authentication_endpoints`.
-        var metadataName: String {
-            switch self {
-            case .signUpStart: "signup_start"
-            case .signUpChallenge: "signup_challenge"
-            case .signUpContinue: "signup_continue"
-            case .signInInitiate: "signin_initiate"
-            case .signInChallenge: "signin_challenge"
-            case .token: "token"
-            case .resetStart: "resetpassword_start"
-            case .resetChallenge: "resetpassword_challenge"
-            case .resetContinue: "resetpassword_continue"
-            case .resetSubmit: "resetpassword_submit"
-            case .resetPollCompletion: "resetpassword_poll_completion"
-            }
-        }
-    }
-
-    /// Where the OpenAPI description of this API is served.
-    static let openAPIPath = "/openapi/native-auth.json"
-
     func register(on router: Router<TesseraRequestContext>) {
         let native = provider.nativeAuth
-        let routes: [(Path, @Sendable (NativeAuthenticator, RequestParameters, NativeAuthenticator.Caller) async throws -> NativeAuthAnswer)] = [
+        let routes: [(NativeAuthEndpoint, @Sendable (NativeAuthenticator, RequestParameters, NativeAuthenticator.Caller) async throws -> NativeAuthAnswer)] = [
             (.signUpStart, { try await $0.signUpStart($1, caller: $2) }),
             (.signUpChallenge, { try await $0.signUpChallenge($1, caller: $2) }),
             (.signUpContinue, { try await $0.signUpContinue($1, caller: $2) }),
@@ -59,17 +24,17 @@ struct NativeAuthEndpoints {
             (.resetPollCompletion, { try await $0.resetPollCompletion($1, caller: $2) }),
         ]
         for (path, step) in routes {
-            router.post(RouterPath(path.rawValue)) { request, context in
+            router.post(RouterPath(path.path)) { request, context in
                 await answer(request, context) { parameters, caller in
                     let answer = try await step(native, parameters, caller)
                     return Responses.json(try CanonicalJSON.encode(answer.members))
                 }
             }
         }
-        router.post(RouterPath(Path.token.rawValue)) { request, context in
+        router.post(RouterPath(NativeAuthEndpoint.token.path)) { request, context in
             await answer(request, context) { parameters, caller in try await token(parameters, caller: caller) }
         }
-        router.get(RouterPath(Self.openAPIPath)) { _, _ in
+        router.get(RouterPath(TesseraPath.nativeAuthOpenAPI)) { _, _ in
             Responses.json(Data(NativeAuthOpenAPI.document.utf8), cache: true)
         }
     }
@@ -144,7 +109,7 @@ struct NativeAuthEndpoints {
         guard let id = parameters["client_id"] ?? basic?.id else {
             throw NativeAuthError("invalid_request", "The client_id parameter is empty or not valid.", errorCodes: [90100])
         }
-        guard let client = try await provider.store.client(id: id) else {
+        guard let client = try await provider.clients.client(id: id) else {
             throw NativeAuthError("unauthorized_client", "The client_id parameter is empty or not valid: no application is registered "
                                     + "with this client_id.", errorCodes: [700016])
         }

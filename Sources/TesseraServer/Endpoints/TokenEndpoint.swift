@@ -74,8 +74,8 @@ struct UserinfoEndpoint {
                 return response
             }
             let validated = try await provider.accessTokens.validate(token)
-            guard validated.scope.contains(ScopeCatalogue.openid), let grant = validated.grant, let userID = grant.userID,
-                  let user = try await provider.store.user(id: userID), let client = try await provider.store.client(id: grant.clientID) else {
+            guard validated.scope.contains(ScopeCatalogue.openid), let grant = validated.grant,
+                  let (user, client) = try await provider.accounts.owner(of: grant) else {
                 throw OAuthError(.insufficientScope, "The access token was not issued with the openid scope.")
             }
             var claims = UserClaims.userinfo(of: user, scopes: validated.scope, requested: grant.claims)

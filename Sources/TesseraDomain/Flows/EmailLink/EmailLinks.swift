@@ -206,4 +206,11 @@ package struct EmailLinks: Sendable {
             + client.appLinks.linkDomains.map { $0.lowercased() })
         return hosts.contains(host)
     }
+
+    /// The link a code stands for, when it was sent for `clientID` (an app can't complete
+    /// another app's links).
+    package func link(code: String, for clientID: String) async throws -> EmailLinkRecord? {
+        guard let record = try await store.emailLink(codeHash: tokenHash(code)), record.clientID == clientID else { return nil }
+        return record
+    }
 }

@@ -306,6 +306,24 @@ package struct Federation: Sendable {
         return user.passwordHash != nil || !others.isEmpty
     }
 
+    /// Removes the user's identities at one upstream provider. Refuses (false, from the
+    /// first one that would be the last way to sign in) rather than leave an account nobody
+    /// can open.
+    package func removeIdentities(of user: User, providerID: String) async throws -> Bool {
+        for identity in try await store.identities(userID: user.id) where identity.providerID == providerID {
+            guard try await canRemove(identity, of: user) else { return false }
+            try await store.removeIdentity(providerID: identity.providerID, subject: identity.subject)
+        }
+        return true
+    }
+
+    /// The identity waiting to be linked under a `link_token`, and the account it would join.
+    package func pendingLink(token: String) async throws -> (link: PendingLink, owner: User)? {
+        guard let pending = try await store.pendingLink(tokenHash: tokenHash(token), now: clock.now()),
+              let owner = try await store.user(id: pending.userID) else { return nil }
+        return (pending, owner)
+    }
+
     /// Deletes an account, first revoking the upstream tokens it holds (Apple requires it).
     package func deleteUser(_ user: User) async throws {
         for identity in try await store.identities(userID: user.id) {

@@ -1,0 +1,46 @@
+/// The native sign-in API's endpoints (Microsoft Entra's native authentication protocol):
+/// each by its name in discovery's `native_authentication_endpoints`, with its path under
+/// the issuer. The server routes and announces them from here; the SDK reads them back.
+public enum NativeAuthEndpoint: String, Sendable, CaseIterable {
+    case signUpStart = "signup_start"
+    case signUpChallenge = "signup_challenge"
+    case signUpContinue = "signup_continue"
+    case signInInitiate = "signin_initiate"
+    case signInChallenge = "signin_challenge"
+    case token = "token"
+    case resetStart = "resetpassword_start"
+    case resetChallenge = "resetpassword_challenge"
+    case resetContinue = "resetpassword_continue"
+    case resetSubmit = "resetpassword_submit"
+    case resetPollCompletion = "resetpassword_poll_completion"
+
+    /// The path under the issuer, as Entra names it.
+    public var path: String {
+        switch self {
+        case .signUpStart: "/signup/v1.0/start"
+        case .signUpChallenge: "/signup/v1.0/challenge"
+        case .signUpContinue: "/signup/v1.0/continue"
+        case .signInInitiate: "/oauth2/v2.0/initiate"
+        case .signInChallenge: "/oauth2/v2.0/challenge"
+        case .token: "/oauth2/v2.0/token"
+        case .resetStart: "/resetpassword/v1.0/start"
+        case .resetChallenge: "/resetpassword/v1.0/challenge"
+        case .resetContinue: "/resetpassword/v1.0/continue"
+        case .resetSubmit: "/resetpassword/v1.0/submit"
+        case .resetPollCompletion: "/resetpassword/v1.0/poll_completion"
+        }
+    }
+}
+
+/// Paths under the issuer of Tessera's endpoints beyond OpenID Connect's, each announced in
+/// discovery by the ``ProviderMetadata`` member named beside it.
+public enum TesseraPath {
+    /// `native_authentication_openapi`: the OpenAPI description of the native API.
+    public static let nativeAuthOpenAPI = "/openapi/native-auth.json"
+    /// `email_link_send_endpoint`.
+    public static let emailLinkSend = "/emaillink/v1.0/send"
+    /// `email_link_complete_endpoint`.
+    public static let emailLinkComplete = "/emaillink/v1.0/complete"
+    /// `account_providers_endpoint`: how the signed-in user can sign in (first-party apps).
+    public static let accountProviders = "/account/v1.0/providers"
+}

@@ -1,0 +1,41 @@
+import TesseraCore
+
+/// Browser sessions. The browser holds a random token (its cookie); the store keeps only
+/// the token's hash, so reading the database hands out no session.
+package struct Sessions: Sendable {
+    let store: any SessionStore
+    /// Seconds a session lasts from its sign-in.
+    let lifetime: Int64
+    let clock: WallClock
+
+    package init(store: any SessionStore, lifetime: Int64, clock: WallClock) {
+        self.store = store
+        self.lifetime = lifetime
+        self.clock = clock
+    }
+
+    /// The live session a browser's token stands for.
+    package func session(token: String) async throws -> BrowserSession? {
+        try await store.session(tokenHash: tokenHash(token), now: clock.now())
+    }
+
+    /// A new session for a browser that just signed in, and the token the browser keeps.
+    /// The session the browser had before (`previousToken`) ends: one browser, one live
+    /// session, and a token that leaked before the sign-in is worth nothing after it.
+    package func start(userID: String, amr: [String], replacing previousToken: String?) async throws -> (session: BrowserSession, token: String) {
+        let now = clock.now()
+        if let previousToken, !previousToken.isEmpty {
+            try await store.revokeSession(tokenHash: tokenHash(previousToken), now: now)
+        }
+        let token = SecureRandom.token()
+        let session = BrowserSession(sid: SecureRandom.token(bytes: 16), userID: userID, authTime: now, amr: amr,
+                                     expiresAt: now + lifetime)
+        try await store.insertSession(tokenHash: tokenHash(token), session, now: now)
+        return (session, token)
+    }
+
+    /// Ends a session (RP-initiated logout, or the user signing out).
+    package func end(_ session: BrowserSession) async throws {
+        try await store.endSession(sid: session.sid, now: clock.now())
+    }
+}
