@@ -10,16 +10,19 @@ struct Tessera: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tessera",
         abstract: "Tessera: a self-hosted OpenID Connect provider.",
-        subcommands: [Serve.self, Clients.self, Users.self, Keys.self, Login.self])
+        subcommands: [Serve.self, Clients.self, Users.self, Keys.self, SettingsCommand.self, Login.self])
 }
 
 /// Options every command shares: where the data is.
 struct StorageOptions: ParsableArguments {
-    @Option(help: "Database: a SQLite file path or sqlite: URL (default tessera-data/tessera.sqlite). Env: TESSERA_DATABASE.")
-    var database: String?
+    @Option(help: StorageOptions.help("database")) var database: String?
+    @Option(help: StorageOptions.help("config")) var config: String?
 
-    @Option(help: "A JSON config file. Env: TESSERA_CONFIG.")
-    var config: String?
+    /// The setting's own summary, default and variable.
+    static func help(_ name: String) -> ArgumentHelp {
+        guard let setting = Setting.named(name) else { return ArgumentHelp() }
+        return ArgumentHelp("\(setting.summary) Default: \(SettingFlags.plain(setting.defaultText)). Env: \(setting.environmentVariable).")
+    }
 
     var flags: [String: String] {
         var flags: [String: String] = [:]
@@ -47,35 +50,14 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Start the server.",
         discussion: "With no settings: http://127.0.0.1:8080, SQLite in ./tessera-data/, keys generated on first start. "
-            + "Every option can also be set as a TESSERA_* environment variable or in the --config file.")
+            + "Every setting can also be given as its TESSERA_* environment variable or in the --config file "
+            + "(docs/configuration.md).\n\nSETTINGS:\n" + SettingFlags.help)
 
-    @OptionGroup var storage: StorageOptions
-    @Option(help: "Address to listen on (default 127.0.0.1).") var host: String?
-    @Option(help: "Port to listen on (default 8080).") var port: Int?
-    @Option(help: "Issuer URL (default http://HOST:PORT).") var issuer: String?
-    @Option(help: "SMTP relay URL, e.g. smtp://user:pass@mail.example.com:587.") var smtpURL: String?
-    @Option(help: "Sender address of emails.") var mailFrom: String?
-    @Option(help: "Signing algorithm of new keys: RS256 (default), ES256 or EdDSA.") var signingAlgorithm: String?
-    @Option(help: "on (default) or off: whether native API answers may reveal if an account exists.") var enumerationProtection: String?
-    @Flag(help: "Development conveniences (never on by default).") var dev = false
-    @Flag(help: "Implies --dev; creates a demo client and user and prints an authorization URL.") var demo = false
-    @OptionGroup(title: "Native sign-in API and email links") var native: NativeAuthOptions
-    @OptionGroup(title: "Protection") var protection: ProtectionOptions
+    /// The settings' flags, read by ``SettingFlags`` from the one table of settings.
+    @Argument(parsing: .allUnrecognized, help: .hidden) var settings: [String] = []
 
     func run() async throws {
-        var flags = storage.flags
-        flags["host"] = host
-        flags["port"] = port.map(String.init)
-        flags["issuer"] = issuer
-        flags["smtp-url"] = smtpURL
-        flags["mail-from"] = mailFrom
-        flags["signing-algorithm"] = signingAlgorithm
-        flags["enumeration-protection"] = enumerationProtection
-        if dev { flags["dev"] = "true" }
-        if demo { flags["demo"] = "true" }
-        flags.merge(native.flags) { _, new in new }
-        flags.merge(protection.flags) { _, new in new }
-
+        let flags = try SettingFlags.parse(settings)
         let configuration: ServerConfiguration
         let provider: Provider
         do {
@@ -97,56 +79,14 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
-/// Settings of the native sign-in API (docs/native-auth.md).
-struct NativeAuthOptions: ParsableArguments {
-    @Option(help: "Digits in a one-time code (default 8).") var otpLength: Int?
-    @Option(help: "How long a code works (default 10m).") var otpLifetime: String?
-    @Option(help: "Wrong entries allowed per code (default 5).") var otpMaxAttempts: Int?
-    @Option(help: "Wait before another code may be sent in a flow (default 60s).") var otpResendInterval: String?
-    @Option(help: "Codes sent per hour to one email address (default 5).") var otpPerEmailPerHour: Int?
-    @Option(help: "Codes sent per hour from one client address (default 30).") var otpPerAddressPerHour: Int?
-    @Option(help: "How long a continuation token works (default 10m).") var continuationTokenLifetime: String?
-    @Option(help: "required or optional (default): whether sign-up needs a password.") var signupPassword: String?
-    @Option(help: #"Sign-up attributes as a JSON array, e.g. '[{"name":"given_name","required":true}]'."#) var signupAttributes: String?
-    @Option(help: "How long an email sign-in link works (default 1h).") var emailLinkLifetime: String?
-    @Option(help: "Upstream identity providers as a JSON array (see docs/federation.md); usually in the --config file.")
-    var upstreamProviders: String?
+struct SettingsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "settings", abstract: "List every setting: its flag, environment variable and default.")
 
-    var flags: [String: String] {
-        var flags: [String: String] = [:]
-        flags["otp-length"] = otpLength.map(String.init)
-        flags["otp-lifetime"] = otpLifetime
-        flags["otp-max-attempts"] = otpMaxAttempts.map(String.init)
-        flags["otp-resend-interval"] = otpResendInterval
-        flags["otp-per-email-per-hour"] = otpPerEmailPerHour.map(String.init)
-        flags["otp-per-address-per-hour"] = otpPerAddressPerHour.map(String.init)
-        flags["continuation-token-lifetime"] = continuationTokenLifetime
-        flags["signup-password"] = signupPassword
-        flags["signup-attributes"] = signupAttributes
-        flags["email-link-lifetime"] = emailLinkLifetime
-        flags["upstream-providers"] = upstreamProviders
-        return flags
-    }
-}
+    @Flag(help: "The table of docs/configuration.md, in markdown.") var markdown = false
 
-/// Connection limits, throttles and what the server trusts (docs/security.md).
-struct ProtectionOptions: ParsableArguments {
-    @Option(help: "Close a connection idle this long (default 30s).") var idleTimeout: String?
-    @Option(help: "A request head must arrive within this long of its first byte (default 10s).") var requestHeadTimeout: String?
-    @Option(help: "Largest request head in bytes (default 16384).") var maxHeaderBytes: Int?
-    @Option(help: "Most header fields in a request (default 100).") var maxHeaderCount: Int?
-    @Option(help: ArgumentHelp("A reverse proxy (address or CIDR range) whose Forwarded / X-Forwarded-For headers name the client (repeatable).",
-                               discussion: "Without it those headers are ignored and the proxy's address counts as the client's."))
-    var trustedProxy: [String] = []
-
-    var flags: [String: String] {
-        var flags: [String: String] = [:]
-        flags["idle-timeout"] = idleTimeout
-        flags["request-head-timeout"] = requestHeadTimeout
-        flags["max-header-bytes"] = maxHeaderBytes.map(String.init)
-        flags["max-header-count"] = maxHeaderCount.map(String.init)
-        if !trustedProxy.isEmpty { flags["trusted-proxy"] = trustedProxy.joined(separator: ",") }
-        return flags
+    func run() {
+        print(markdown ? Setting.markdownTable : SettingFlags.help, terminator: markdown ? "" : "\n")
     }
 }
 

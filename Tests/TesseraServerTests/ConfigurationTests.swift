@@ -131,3 +131,43 @@ struct RedirectURITests {
         #expect(!confidential.accepts(redirectURI: "http://127.0.0.1:53127/callback"))
     }
 }
+
+@Suite("Settings: one declaration each")
+struct SettingTableTests {
+    @Test("docs/configuration.md's table is the one the settings make (scripts/generate-configuration-doc)")
+    func documented() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let text = try String(contentsOf: root.appendingPathComponent("docs/configuration.md"), encoding: .utf8)
+        let marker = try #require(text.range(of: "<!-- settings:begin"))
+        let begin = try #require(text.range(of: "-->\n", range: marker.upperBound..<text.endIndex))
+        let end = try #require(text.range(of: "<!-- settings:end -->"))
+        #expect(String(text[begin.upperBound..<end.lowerBound]) == Setting.markdownTable)
+    }
+
+    @Test("names are unique and each reads its own default back unchanged")
+    func defaultsRoundTrip() throws {
+        #expect(Set(Setting.all.map(\.name)).count == Setting.all.count)
+        for setting in Setting.all where [.integer, .duration].contains(setting.kind) {
+            var configuration = ServerConfiguration()
+            try setting.read(setting.defaultText, into: &configuration)
+            #expect("\(configuration)" == "\(ServerConfiguration())", "\(setting.name): \(setting.defaultText)")
+        }
+        #expect(Setting.named("smtp_url")?.name == "smtp-url")
+        #expect(Setting.named("otp-length")?.environmentVariable == "TESSERA_OTP_LENGTH")
+        #expect(Setting.named("master-key")?.flag == nil, "a secret stays off the command line")
+    }
+
+    @Test("every setting with a flag sets what its environment variable sets")
+    func flagsAndEnvironmentAgree() throws {
+        let samples: [String: String] = ["port": "9443", "otp-length": "6", "access-token-lifetime": "10m", "dev": "true",
+                                         "trusted-proxy": "10.0.0.0/8", "signup-password": "required",
+                                         "enumeration-protection": "off", "hashing-per-client": "7"]
+        for (name, value) in samples {
+            let setting = try #require(Setting.named(name))
+            let byFlag = try ConfigurationLoader(flags: [name: value], environment: [:]).configuration()
+            let byEnvironment = try ConfigurationLoader(flags: [:], environment: [setting.environmentVariable: value]).configuration()
+            #expect("\(byFlag)" == "\(byEnvironment)", "\(name)")
+            #expect("\(byFlag)" != "\(ServerConfiguration())", "\(name) changed nothing")
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import TesseraCore
+
+/// Every setting, in the order `--help` and docs/configuration.md list them. Adding a
+/// setting is adding its property (with its default) to ``ServerConfiguration`` and one
+/// entry here; `scripts/generate-configuration-doc` then rewrites the docs table.
+extension Setting {
+    public static let all: [Setting] = [
+        Setting(name: "host", kind: .text, hasFlag: true, summary: "Address to listen on.", details: "",
+                defaultText: ServerConfiguration().host) { $0.host = $1 },
+        .integer("port", \.port, "Port to listen on."),
+        .text("issuer", \.issuer, default: "http://HOST:PORT", "Issuer URL.",
+              details: "the issuer identifier; every endpoint URL starts with it. Must be https unless the host is a loopback "
+                  + "address or `--dev` is on"),
+        Setting(name: "database", kind: .text, hasFlag: true, summary: "Database: a SQLite file path or sqlite: URL.",
+                details: "a SQLite file path, `sqlite:PATH`, or `sqlite::memory:` (tests). The directory is created `0700`, "
+                    + "the file `0600`; WAL mode",
+                defaultText: "\(ServerConfiguration().database)".replacingOccurrences(of: "sqlite:", with: "")) {
+            $0.database = try DatabaseLocation(parsing: $1)
+        },
+        // Read by the loader itself, before everything else.
+        Setting(name: "config", kind: .text, hasFlag: true, summary: "A JSON config file.", details: "the JSON config file",
+                defaultText: "—") { _, _ in },
+        Setting(name: "signing-algorithm", kind: .choice(JWSAlgorithm.allCases.map(\.rawValue)), hasFlag: true,
+                summary: "Signing algorithm of new keys: RS256, ES256 or EdDSA.",
+                details: "algorithm of newly generated signing keys: `RS256`, `ES256` or `EdDSA`. Existing keys keep theirs "
+                    + "until rotated out",
+                defaultText: ServerConfiguration().signingAlgorithm.rawValue) { configuration, value in
+            guard let algorithm = JWSAlgorithm(rawValue: value) else {
+                throw ConfigurationError("signing-algorithm must be RS256, ES256 or EdDSA, not '\(value)'")
+            }
+            configuration.signingAlgorithm = algorithm
+        },
+        .text("master-key", \.masterKey, flag: false, default: "— (a key file, below)", "The master key (environment or file only).",
+              details: "32 random bytes as base64 (`openssl rand -base64 32`) or 64 hex digits: the key that seals private "
+                  + "signing keys and upstream refresh tokens at rest (AES-256-GCM). Once they are sealed the server refuses "
+                  + "to start without the same key. Several nodes on one database need the same key: set it here"),
+        .text("master-key-file", \.masterKeyFile,
+              default: "beside the database: `tessera-data/tessera.master-key` for `tessera-data/tessera.sqlite`",
+              "Where the master key is kept when master-key is not set.",
+              details: "where the master key is kept when `master-key` is not set. Created on first start (mode 0600, 32 random "
+                  + "bytes); a file other users may read is refused. Back it up with the database. See "
+                  + "[security.md](security.md#secrets-at-rest)"),
+        .duration("key-grace-period", \.keyGracePeriod, "How long a retired key stays published.",
+                  details: "how long a retired key stays in the JWKS after `tessera keys rotate`"),
+        .duration("access-token-lifetime", \.accessTokenLifetime, "Lifetime of access tokens."),
+        .duration("id-token-lifetime", \.idTokenLifetime, "Lifetime of ID tokens."),
+        .duration("refresh-token-lifetime", \.refreshTokenLifetime, "Lifetime of a grant (a refresh-token family).",
+                  details: "lifetime of a grant (a refresh-token family); rotation never extends it"),
+        .duration("authorization-code-lifetime", \.authorizationCodeLifetime, "Lifetime of authorization codes."),
+        .duration("session-lifetime", \.sessionLifetime, "Lifetime of the browser session at the provider.",
+                  details: "the browser session at the provider (silent SSO)"),
+        .duration("reauthenticate-after", \.reauthenticateAfter, "How recent a sign-in sensitive account changes need.",
+                  details: "deleting the account and connecting an identity on the account page need a sign-in this recent; "
+                      + "otherwise the page asks for the password (or sends a sign-in link) again"),
+        .integer("login-failures-per-account", \.loginLimits.perAccountAndAddress,
+                 "Wrong passwords per 15 minutes from one address to one account.",
+                 details: "wrong passwords allowed in 15 minutes from one client address to one account (and from one device "
+                     + "the owner signed in from before) before that address's attempts on that account are refused; the owner "
+                     + "elsewhere is not locked out. See [security.md](security.md#password-guessing-without-a-lockout-weapon)"),
+        .integer("login-failures-per-address", \.loginLimits.perAddress, "Wrong passwords per 15 minutes from one address.",
+                 details: "wrong passwords allowed in 15 minutes from one client address over all accounts (IPv6 counted by "
+                     + "/64; behind a proxy set `trusted-proxy`)"),
+        .integer("login-failures-per-account-total", \.loginLimits.perAccount, "Wrong passwords per 15 minutes to one account.",
+                 details: "wrong passwords allowed in 15 minutes to one account from all addresses together; a browser the "
+                     + "owner signed in from before is still let in. All three are counted in memory on each node"),
+        .integer("flows-per-address", \.workLimits.flowsPerAddress, minimum: 1, "Sign-ins started per minute from one address.",
+                 details: "sign-ins started per minute (authorization requests that open a hosted page, native "
+                     + "sign-up/sign-in/reset starts, upstream sign-ins) from one client address; past it "
+                     + "`temporarily_unavailable` / `slow_down`. See [security.md](security.md#bounded-work)"),
+        .integer("flows-per-client", \.workLimits.flowsPerClient, minimum: 1, "Sign-ins started per minute for one client.",
+                 details: "the same, for one client, from all addresses together"),
+        .integer("hashing-per-address", \.workLimits.hashingPerAddress, minimum: 1,
+                 "New passwords hashed per minute from one address.",
+                 details: "new passwords hashed per minute (native sign-up, reset) from one client address"),
+        .integer("hashing-per-client", \.workLimits.hashingPerClient, minimum: 1, "New passwords hashed per minute for one client.",
+                 details: "the same, for one client"),
+        .integer("password-hashing-queue", \.workLimits.hashingQueue, minimum: 1, "Password hashings that may wait for a thread.",
+                 details: "password hashings that may wait for a thread; sign-ins go first, new work may fill a quarter; beyond "
+                     + "it the answer is `temporarily_unavailable` (503)"),
+        .text("smtp-url", \.smtpURL, default: "— (nothing is sent: emails fail in the outbox; with `--dev` they go to the log)",
+              "SMTP relay URL, e.g. smtp://user:pass@mail.example.com:587.",
+              details: "the SMTP relay: `smtp://user:password@host:port` (port 587, STARTTLS when offered; "
+                  + "`?starttls=required` to insist) or `smtps://user:password@host:port` (implicit TLS, port 465). "
+                  + "Percent-encode special characters in the user name and password. `?tls_verify=none` disables "
+                  + "certificate checks — unsafe, tests only. See [Email](#email)"),
+        .text("mail-from", \.mailFrom, default: "`Tessera <no-reply@HOST>` (HOST from the issuer)", "Sender address of emails.",
+              details: "sender of emails, `addr@domain` or `Name <addr@domain>`; also the envelope sender (`MAIL FROM`)"),
+        .boolean("enumeration-protection", \.enumerationProtection,
+                 "on or off: whether native API answers may reveal if an account exists.",
+                 details: "`on`/`off` (`true`/`false` too) for the native sign-in API: off answers `user_already_exists` / "
+                     + "`user_not_found` as the reference API does"),
+        .integer("otp-length", \.nativeAuth.codeLength, "Digits in a one-time code.",
+                 details: "digits in a one-time code of the native sign-in API; see [native-auth.md](native-auth.md#settings)"),
+        .duration("otp-lifetime", \.nativeAuth.codeLifetime, "How long a code works."),
+        .integer("otp-max-attempts", \.nativeAuth.maxCodeAttempts, "Wrong entries allowed per code."),
+        .duration("otp-resend-interval", \.nativeAuth.resendInterval, "Wait before another code may be sent in a flow."),
+        .integer("otp-per-email-per-hour", \.nativeAuth.codesPerEmailPerHour, "Codes sent per hour to one email address.",
+                 details: "codes sent per hour to one email address (email links count too)"),
+        .integer("otp-per-address-per-hour", \.nativeAuth.codesPerAddressPerHour, "Codes sent per hour from one client address.",
+                 details: "codes sent per hour from one client address (email links count too)"),
+        .duration("continuation-token-lifetime", \.nativeAuth.continuationTokenLifetime, "How long a continuation token works."),
+        Setting(name: "signup-password", kind: .choice(["required", "optional"]), hasFlag: true,
+                summary: "required or optional: whether sign-up needs a password.",
+                details: "`required`: native sign-up insists on a password (`credential_required`)",
+                defaultText: ServerConfiguration().nativeAuth.signUpPasswordRequired ? "required" : "optional") { configuration, value in
+            switch value.lowercased() {
+            case "required": configuration.nativeAuth.signUpPasswordRequired = true
+            case "optional": configuration.nativeAuth.signUpPasswordRequired = false
+            default: throw ConfigurationError("signup-password must be required or optional, not '\(value)'")
+            }
+        },
+        Setting(name: "signup-attributes", kind: .json, hasFlag: true,
+                summary: #"Sign-up attributes as a JSON array, e.g. '[{"name":"given_name","required":true}]'."#,
+                details: "JSON array of sign-up attributes (an array in the config file); see "
+                    + "[native-auth.md](native-auth.md#attributes)",
+                defaultText: "none") { $0.nativeAuth.signUpAttributes = try SignUpAttributes(json: $1) },
+        .duration("email-link-lifetime", \.emailLinkLifetime, "How long an email sign-in link works.",
+                  details: "see [email-link.md](email-link.md)"),
+        Setting(name: "upstream-providers", kind: .json, hasFlag: true,
+                summary: "Upstream identity providers as a JSON array (see docs/federation.md); usually in the --config file.",
+                details: "JSON array of upstream identity providers (usually `upstream_providers` in the config file); see "
+                    + "[federation.md](federation.md)",
+                defaultText: "none") { $0.upstreamProviders = try UpstreamProviderSettings.parse($1) },
+        .duration("idle-timeout", \.connectionLimits.idleTimeout, "Close a connection idle this long.",
+                  details: "a connection with no request in progress (one that sends nothing, or nothing more after its answer) "
+                      + "is closed after this long; also the time a request body has to arrive once its head is in"),
+        .duration("request-head-timeout", \.connectionLimits.requestHeadTimeout,
+                  "A request head must arrive within this long of its first byte.",
+                  details: "once a request's first byte arrives, its request line and headers must be complete within this "
+                      + "long, else `408 Request Timeout` and the connection closes (slowloris)"),
+        .integer("max-header-bytes", \.connectionLimits.maxHeaderBytes, "Largest request head in bytes.",
+                 details: "the largest request head (request line and header fields together); a larger one is answered `400` "
+                     + "and the connection closes"),
+        .integer("max-header-count", \.connectionLimits.maxHeaderCount, "Most header fields in a request.",
+                 details: "the most header fields a request may have; more is `400`"),
+        Setting(name: "trusted-proxy", kind: .list, hasFlag: true,
+                summary: "A reverse proxy (address or CIDR range) whose Forwarded / X-Forwarded-For headers name the client.",
+                details: "reverse proxies (an address or a CIDR range; an array in the config file) whose `Forwarded` / "
+                    + "`X-Forwarded-For` headers name the client. From any other peer those headers are ignored. Behind a "
+                    + "proxy, set it: otherwise every user shares the proxy's address, and its limits. See "
+                    + "[security.md](security.md#client-addresses)",
+                defaultText: "none") { $0.trustedProxies = try TrustedProxies(parsing: $1) },
+        .boolean("dev", \.dev, kind: .flag, "Development conveniences (never on by default).",
+                 details: "development conveniences (`/dev/callback`, `GET /dev/outbox`); never on by default"),
+        .boolean("demo", \.demo, kind: .flag, "Implies --dev; creates a demo client and user and prints an authorization URL.",
+                 details: "implies `--dev`; creates the demo client and user and prints an authorization URL"),
+    ]
+}
