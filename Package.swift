@@ -149,6 +149,16 @@ let package = Package(
             ]
         ),
         .testTarget(name: "TesseraCoreTests", dependencies: ["TesseraCore"]),
+        // The domain's rules without HTTP: pure ones, and those over a real (in-memory) SQL store.
+        .testTarget(
+            name: "TesseraDomainTests",
+            dependencies: [
+                "TesseraCore",
+                "TesseraDomain",
+                "TesseraSQL",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "TesseraServerTests",
             dependencies: [

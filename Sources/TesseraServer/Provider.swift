@@ -22,7 +22,10 @@ public final class Provider: Sendable {
     let clientAuthenticator: ClientAuthenticator
     let accessTokens: AccessTokenValidator
     let tokenIntrospection: TokenIntrospection
+    /// The grants of `/token`.
     let grants: TokenEndpointGrants
+    /// The grants of the native API's `/oauth2/v2.0/token`: its own three, and refresh_token.
+    let nativeGrants: TokenEndpointGrants
     let passwordSignIn: PasswordSignIn
     let pages: PageRenderer
     /// The hosted forms' CSRF tokens (keyed by a secret shared by every node through the database).
@@ -122,12 +125,14 @@ public final class Provider: Sendable {
         sessions = Sessions(store: store, lifetime: configuration.sessionLifetime, clock: clock)
         accounts = Accounts(users: store, clients: store, consents: store, identities: store, clock: clock)
         clients = Clients(store: store)
+        let refreshGrant = RefreshTokenGrant(grants: store, tokens: userTokens, clock: clock)
         grants = TokenEndpointGrants([
             AuthorizationCodeGrant(grants: store, tokens: userTokens, clock: clock),
-            RefreshTokenGrant(grants: store, tokens: userTokens, clock: clock),
+            refreshGrant,
             ClientCredentialsGrant(issuer: tokenIssuer),
             UpstreamTokenExchangeGrant(federation: federation, native: nativeAuth, accessTokens: accessTokens),
         ])
+        nativeGrants = TokenEndpointGrants(NativeFlowGrant.all(nativeAuth) + [refreshGrant])
     }
 
     /// A key for one `purpose` from a stored secret (HKDF-SHA256, RFC 5869).

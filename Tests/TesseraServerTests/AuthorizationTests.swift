@@ -22,6 +22,15 @@ func withApp(clock: ManualClock = ManualClock(), configure: (inout ServerConfigu
 
 @Suite("Authorization endpoint")
 struct AuthorizationTests {
+    @Test("the checks verify the client and its redirect URI first; only the checks after them may redirect")
+    func checkOrder() {
+        let names = Authorizer.checks.map(\.name)
+        #expect(Array(names.prefix(2)) == ["client", "redirect_uri"])
+        #expect(Authorizer.checks.prefix(2).allSatisfy { !$0.redirectable })
+        #expect(Authorizer.checks.dropFirst(2).allSatisfy { $0.redirectable })
+        #expect(Set(names).count == names.count)
+    }
+
     @Test("an unknown client or unregistered redirect URI gets an error page, never a redirect")
     func untrustedRequestsAreNotRedirected() async throws {
         try await withApp { _, browser in

@@ -35,155 +35,20 @@ public struct Authorizer: Sendable {
         self.limits = limits
     }
 
-    static let knownPrompts: Set<String> = ["none", "login", "consent", "select_account"]
-    /// Parameters that must not repeat (RFC 6749 §3.1).
-    static let singleParameters = ["client_id", "redirect_uri", "response_type", "response_mode", "scope", "state", "nonce",
-                                   "code_challenge", "code_challenge_method", "prompt", "max_age", "login_hint",
-                                   "id_token_hint", "ui_locales", "request", "request_uri", "claims"]
-    /// The longest value, in bytes, of each parameter a request keeps while the user signs in;
-    /// a longer one is refused (`invalid_request`) rather than stored, and a too long `state`
-    /// is not sent back.
-    static let maximumLengths: KeyValuePairs<String, Int> = [
-        "state": 2048, "nonce": 512, "scope": 2048, "claims": 8192, "login_hint": 320, "id_token_hint": 8192,
-        "ui_locales": 256, "prompt": 64, "max_age": 20, "response_type": 64, "response_mode": 32,
-        "code_challenge": 128, "code_challenge_method": 16,
-    ]
-
     // MARK: Validation
 
-    /// Validates a request. Failures before the redirect URI is trusted become error pages.
+    /// Validates a request through ``checks``, in order. A failing check's error goes back to
+    /// the redirect URI only when the check is redirectable; before the client and its
+    /// redirect URI are verified, errors become error pages.
     public func validate(_ parameters: RequestParameters) async throws -> Result<(AuthorizationRequest, Client), AuthorizationFailure> {
-        // 1. The client and its redirect URI: until both check out, nothing is redirected.
-        guard let clientID = parameters["client_id"] else {
-            return .failure(.page(OAuthError.invalidRequest("The client_id parameter is missing.")))
+        var draft = AuthorizationDraft(parameters)
+        for check in Self.checks {
+            guard var error = try await check.run(self, &draft) else { continue }
+            error.redirectable = check.redirectable && draft.target != nil
+            if error.redirectable, let target = draft.target { return .failure(.redirect(target, error)) }
+            return .failure(.page(error))
         }
-        if parameters.duplicates.contains("client_id") || parameters.duplicates.contains("redirect_uri") {
-            return .failure(.page(OAuthError.invalidRequest("client_id and redirect_uri must be sent once.")))
-        }
-        guard let client = try await clients.client(id: clientID) else {
-            return .failure(.page(OAuthError(.invalidRequest, "The client_id is not registered here.", detail: "unknown client \(clientID)")))
-        }
-        guard let redirectURI = parameters["redirect_uri"] else {
-            return .failure(.page(OAuthError.invalidRequest("The redirect_uri parameter is missing.")))
-        }
-        guard client.accepts(redirectURI: redirectURI) else {
-            return .failure(.page(OAuthError.invalidRequest("The redirect_uri is not registered for this client.",
-                                                            detail: "unregistered redirect_uri \(redirectURI)")))
-        }
-
-        // 2. From here on errors go back to the client.
-        let modeValue = parameters["response_mode"]
-        let mode = modeValue.flatMap(ResponseMode.init(rawValue:)) ?? .query
-        let oversized = Self.maximumLengths.first { name, limit in (parameters[name]?.utf8.count ?? 0) > limit }
-        let echoState = !parameters.duplicates.contains("state") && oversized?.key != "state"
-        let target = ResponseTarget(redirectURI: redirectURI, mode: mode, state: echoState ? parameters["state"] : nil)
-        func fail(_ error: OAuthError) -> Result<(AuthorizationRequest, Client), AuthorizationFailure> {
-            .failure(.redirect(target, error))
-        }
-        if let (name, limit) = oversized {
-            return fail(.invalidRequest("The \(name) parameter is longer than \(limit) bytes."))
-        }
-        if let name = parameters.firstDuplicate(among: Self.singleParameters) {
-            return fail(.invalidRequest("The \(name) parameter was sent more than once."))
-        }
-        if let modeValue, ResponseMode(rawValue: modeValue) == nil {
-            return fail(.invalidRequest("response_mode must be query, fragment or form_post."))
-        }
-        if parameters["request"] != nil {
-            return fail(OAuthError(.requestNotSupported, "Request objects are not supported."))
-        }
-        if parameters["request_uri"] != nil {
-            return fail(OAuthError(.requestURINotSupported, "request_uri is not supported."))
-        }
-        guard let responseType = parameters["response_type"] else {
-            return fail(.invalidRequest("The response_type parameter is missing."))
-        }
-        guard responseType == "code" else {
-            return fail(OAuthError(.unsupportedResponseType, "Only response_type=code is supported."))
-        }
-        guard client.grantTypes.contains(GrantType.authorizationCode) else {
-            return fail(OAuthError(.unauthorizedClient, "This client may not use the authorization code flow."))
-        }
-
-        // 3. Scope: a scope the client may not ask for is refused; an unknown one is ignored (OpenID Connect Core §3.1.2.1).
-        var granted: [String] = []
-        for scope in ScopeSet(parsing: parameters["scope"]).values {
-            if client.scopes.contains(scope) {
-                granted.append(scope)
-            } else if ScopeCatalogue.definition(scope) != nil {
-                return fail(OAuthError(.invalidScope, "This client is not allowed the scope '\(scope)'."))
-            }
-        }
-        let scope = ScopeSet(granted)
-
-        // 4. PKCE (RFC 7636 §4.4.1): S256 only; required for public clients.
-        let challenge = parameters["code_challenge"]
-        if let method = parameters["code_challenge_method"] {
-            guard method == "S256" else {
-                return fail(.invalidRequest("code_challenge_method must be S256; plain is not allowed."))
-            }
-            guard challenge != nil else { return fail(.invalidRequest("code_challenge_method was sent without code_challenge.")) }
-        }
-        if let challenge {
-            guard parameters["code_challenge_method"] == "S256" else {
-                return fail(.invalidRequest("code_challenge_method=S256 is required with code_challenge (plain is not allowed)."))
-            }
-            guard PKCE.isValidChallenge(challenge) else {
-                return fail(.invalidRequest("code_challenge must be 43 base64url characters (S256)."))
-            }
-        } else if client.isPublic {
-            return fail(.invalidRequest("PKCE is required for public clients: send code_challenge with code_challenge_method=S256."))
-        }
-
-        // 5. OpenID Connect parameters.
-        let prompt = (parameters["prompt"] ?? "").split(separator: " ").map(String.init)
-        if let unknown = prompt.first(where: { !Self.knownPrompts.contains($0) }) {
-            return fail(.invalidRequest("Unsupported prompt value '\(unknown)'."))
-        }
-        if prompt.contains("none") && prompt.count > 1 {
-            return fail(.invalidRequest("prompt=none cannot be combined with other values."))
-        }
-        var maxAge: Int64?
-        if let value = parameters["max_age"] {
-            guard let seconds = Int64(value), seconds >= 0 else { return fail(.invalidRequest("max_age must be a non-negative integer.")) }
-            maxAge = seconds
-        }
-        var hintedSubject: String?
-        if let hint = parameters["id_token_hint"] {
-            guard let subject = verifiedHintSubject(hint, clientID: client.id) else {
-                return fail(.invalidRequest("id_token_hint is not an ID token this provider issued to this client."))
-            }
-            hintedSubject = subject
-        }
-        // 6. The claims parameter (OpenID Connect Core §5.5): only claims a scope the client
-        // is allowed covers; consent is asked for those scopes.
-        var claims: ClaimsRequest?
-        var claimScopes: [String] = []
-        if let text = parameters["claims"] {
-            let parsed: ClaimsRequest
-            do { parsed = try ClaimsRequest(parsing: text) } catch let error as OAuthError { return fail(error) }
-            let coverable = ScopeCatalogue.claims(for: client.scopes.values)
-            let narrowed = parsed.filtered { $0 == "sub" || coverable.contains($0) }
-            for claim in narrowed.allClaims.sorted() where claim != "sub" && !ScopeCatalogue.claims(for: scope.values).contains(claim) {
-                if let covering = client.scopes.values.first(where: { ScopeCatalogue.definition($0)?.claims.contains(claim) == true }) {
-                    claimScopes.append(covering)
-                }
-            }
-            claims = narrowed.isEmpty ? nil : narrowed
-        }
-        let locales = (parameters["ui_locales"] ?? "").split(separator: " ").map(String.init)
-        let request = AuthorizationRequest(
-            clientID: client.id, redirectURI: redirectURI, responseMode: mode, state: target.state, nonce: parameters["nonce"],
-            scope: scope, claims: claims, claimScopes: ScopeSet(claimScopes), codeChallenge: challenge, prompt: prompt, maxAge: maxAge, loginHint: parameters["login_hint"],
-            hintedSubject: hintedSubject, uiLocales: locales)
-        return .success((request, client))
-    }
-
-    /// The `sub` of an ID token this provider signed for `clientID`; expiry doesn't matter for a hint.
-    func verifiedHintSubject(_ token: String, clientID: String) -> String? {
-        guard let jwt = try? JWT(parsing: token), (try? keys.verify(jwt)) != nil, jwt.issuer == issuer,
-              jwt.audience.contains(clientID), jwt.type != "at+jwt" else { return nil }
-        return jwt.subject
+        return .success((try draft.request(), try draft.trusted().client))
     }
 
     // MARK: Decision

@@ -16,7 +16,8 @@ public struct AuthorizationCodeGrant: TokenGrant {
         self.clock = clock
     }
 
-    public func exchange(_ parameters: RequestParameters, client: Client) async throws -> TokenResponse {
+    public func exchange(_ request: TokenRequest) async throws -> TokenResponse {
+        let parameters = request.parameters, client = request.client
         guard let code = parameters["code"] else { throw OAuthError.invalidRequest("The code parameter is required.") }
         let hash = tokenHash(code)
         let now = clock.now()
@@ -47,13 +48,8 @@ public struct AuthorizationCodeGrant: TokenGrant {
             throw OAuthError.invalidGrant("code_verifier was sent but the authorization request had no code_challenge.")
         }
 
-        let grant = Grant(id: SecureRandom.token(bytes: 16), clientID: client.id, userID: record.userID, scope: record.scope,
-                          claims: record.claims, authTime: record.authTime, amr: record.amr, sid: record.sid, createdAt: now,
-                          expiresAt: now + tokens.issuer.refreshTokenLifetime)
-        var refresh: (token: String, record: RefreshTokenRecord)?
-        if issuesRefreshToken(client: client, scope: record.scope) {
-            refresh = tokens.issuer.refreshToken(grantID: grant.id, clientID: client.id, notAfter: grant.expiresAt)
-        }
+        let (grant, refresh) = tokens.mint(client: client, userID: record.userID, scope: record.scope, claims: record.claims,
+                                           authTime: record.authTime, amr: record.amr, sid: record.sid, now: now)
         switch try await grants.redeemCode(codeHash: hash, grant: grant, refreshToken: refresh?.record, now: now) {
         case .redeemed:
             return try await tokens.response(grant: grant, client: client, scope: record.scope, nonce: record.nonce,

@@ -10,19 +10,14 @@ public struct ClientCredentialsGrant: TokenGrant {
         self.issuer = issuer
     }
 
-    public func exchange(_ parameters: RequestParameters, client: Client) async throws -> TokenResponse {
+    public func exchange(_ request: TokenRequest) async throws -> TokenResponse {
+        let parameters = request.parameters, client = request.client
         guard !client.isPublic else {
             throw OAuthError(.unauthorizedClient, "Public clients cannot use the client_credentials grant.")
         }
-        var scope = client.scopes.subtracting(ScopeSet([ScopeCatalogue.openid, ScopeCatalogue.offlineAccess]))
-        if let requested = parameters["scope"].map({ ScopeSet(parsing: $0) }) {
-            if requested.contains(ScopeCatalogue.openid) || requested.contains(ScopeCatalogue.offlineAccess) {
-                throw OAuthError(.invalidScope, "openid and offline_access need a user; client_credentials has none.")
-            }
-            guard requested.isSubset(of: client.scopes) else {
-                throw OAuthError(.invalidScope, "The client is not allowed the scope \(requested.subtracting(client.scopes)).")
-            }
-            scope = requested
+        let scope: ScopeSet
+        do { scope = try ScopePolicy.clientCredentials(parameters["scope"].map { ScopeSet(parsing: $0) }, client: client) } catch {
+            throw error.oauthError
         }
         let access = try issuer.accessToken(subject: client.id, clientID: client.id, scope: scope, grantID: nil, authTime: nil, amr: [])
         return TokenResponse(accessToken: access.token, expiresIn: Int(issuer.accessTokenLifetime),

@@ -15,7 +15,8 @@ public struct RefreshTokenGrant: TokenGrant {
         self.clock = clock
     }
 
-    public func exchange(_ parameters: RequestParameters, client: Client) async throws -> TokenResponse {
+    public func exchange(_ request: TokenRequest) async throws -> TokenResponse {
+        let parameters = request.parameters, client = request.client
         guard let token = parameters["refresh_token"] else {
             throw OAuthError.invalidRequest("The refresh_token parameter is required.")
         }
@@ -23,13 +24,8 @@ public struct RefreshTokenGrant: TokenGrant {
         let issuer = tokens.issuer
         let minted = Mutex<(token: String, scope: ScopeSet)?>(nil)
         let outcome = try await grants.rotateRefreshToken(tokenHash: tokenHash(token), clientID: client.id, now: clock.now()) { grant in
-            var scope = grant.scope
-            if let requested {
-                guard requested.isSubset(of: grant.scope) else {
-                    throw OAuthError(.invalidScope, "The requested scope exceeds the scope originally granted.")
-                }
-                scope = requested
-            }
+            let scope: ScopeSet
+            do { scope = try ScopePolicy.refresh(requested, granted: grant.scope) } catch let refusal as ScopeRefusal { throw refusal.oauthError }
             let successor = issuer.refreshToken(grantID: grant.id, clientID: client.id, notAfter: grant.expiresAt)
             minted.withLock { $0 = (successor.token, scope) }
             return successor.record

@@ -5,7 +5,25 @@ import TesseraCore
 public protocol TokenGrant: Sendable {
     var grantType: String { get }
     /// Exchanges an authenticated client's request for tokens.
-    func exchange(_ parameters: RequestParameters, client: Client) async throws -> TokenResponse
+    func exchange(_ request: TokenRequest) async throws -> TokenResponse
+}
+
+/// A request at a token endpoint, once its client is known (authenticated, or named by a
+/// public client).
+public struct TokenRequest: Sendable {
+    public var parameters: RequestParameters
+    public var client: Client
+    /// The client address (its throttle key).
+    public var address: String
+    /// The language of anything the flow sends the user.
+    public var language: PageLanguage
+
+    public init(parameters: RequestParameters, client: Client, address: String, language: PageLanguage = .en) {
+        self.parameters = parameters
+        self.client = client
+        self.address = address
+        self.language = language
+    }
 }
 
 /// The grants the token endpoint dispatches to, keyed by `grant_type`.
@@ -58,6 +76,18 @@ package struct UserGrantTokens {
     package init(issuer: TokenIssuer, users: any UserStore) {
         self.issuer = issuer
         self.users = users
+    }
+
+    /// A new grant of `client` for a user who just signed in, and its refresh token when the
+    /// client gets one (``issuesRefreshToken(client:scope:)``). Every user grant starts here;
+    /// the caller stores both in the write that consumes what the user proved (a code, a flow).
+    func mint(client: Client, userID: String, scope: ScopeSet, claims: ClaimsRequest? = nil, authTime: Int64, amr: [String],
+              sid: String, now: Int64) -> (grant: Grant, refresh: (token: String, record: RefreshTokenRecord)?) {
+        let grant = Grant(id: SecureRandom.token(bytes: 16), clientID: client.id, userID: userID, scope: scope, claims: claims,
+                          authTime: authTime, amr: amr, sid: sid, createdAt: now, expiresAt: now + issuer.refreshTokenLifetime)
+        let refresh = issuesRefreshToken(client: client, scope: scope)
+            ? issuer.refreshToken(grantID: grant.id, clientID: client.id, notAfter: grant.expiresAt) : nil
+        return (grant, refresh)
     }
 
     func response(grant: Grant, client: Client, scope: ScopeSet, nonce: String?, refreshToken: String?) async throws -> TokenResponse {

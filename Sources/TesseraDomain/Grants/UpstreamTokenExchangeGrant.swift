@@ -22,7 +22,8 @@ package struct UpstreamTokenExchangeGrant: TokenGrant {
         self.accessTokens = accessTokens
     }
 
-    package func exchange(_ parameters: RequestParameters, client: Client) async throws -> TokenResponse {
+    package func exchange(_ request: TokenRequest) async throws -> TokenResponse {
+        let parameters = request.parameters, client = request.client
         guard client.firstParty else {
             throw OAuthError(.unauthorizedClient, "Only first-party clients may exchange upstream identity tokens.")
         }

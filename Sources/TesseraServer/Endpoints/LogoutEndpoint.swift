@@ -30,8 +30,7 @@ struct LogoutEndpoint {
 
         var hint: JWT?
         if let value = parameters["id_token_hint"] {
-            guard let jwt = try? JWT(parsing: value), (try? provider.keys.verify(jwt)) != nil, jwt.issuer == provider.issuer,
-                  jwt.type != "at+jwt" else {
+            guard let jwt = provider.authorizer.idTokenHint(value) else {
                 return refuse("id_token_hint is not an ID token issued by this provider.")
             }
             hint = jwt

@@ -44,22 +44,21 @@ struct NativeAuthEndpoints {
         guard let grantType = parameters["grant_type"] else {
             throw NativeAuthError.invalidRequest("The grant_type parameter is missing.", codes: [90014])
         }
-        var response: TokenResponse
-        switch grantType {
-        case "password", "oob", "continuation_token":
-            response = try await provider.nativeAuth.token(parameters, grantType: grantType, caller: caller)
-        case GrantType.refreshToken:
-            guard caller.client.grantTypes.contains(grantType), let grant = provider.grants.grant(for: grantType) else {
-                throw NativeAuthError("unauthorized_client", "This client is not allowed the refresh_token grant.")
-            }
-            do {
-                response = try await grant.exchange(parameters, client: caller.client)
-            } catch let error as OAuthError where error.code != .serverError {
-                throw NativeAuthError(error.code.rawValue, error.errorDescription ?? error.code.rawValue, status: error.status)
-            }
-        default:
+        guard let grant = provider.nativeGrants.grant(for: grantType) else {
             throw NativeAuthError("unsupported_grant_type", "The grant type '\(grantType)' is not supported here "
-                                    + "(password, oob, continuation_token, refresh_token).")
+                                    + "(\(provider.nativeGrants.supported.joined(separator: ", "))).")
+        }
+        // refresh_token is one of /token's grants: the client must be allowed it, and its
+        // OAuth errors are answered in the native API's shape.
+        if grantType == GrantType.refreshToken, !caller.client.grantTypes.contains(grantType) {
+            throw NativeAuthError("unauthorized_client", "This client is not allowed the refresh_token grant.")
+        }
+        let response: TokenResponse
+        do {
+            response = try await grant.exchange(TokenRequest(parameters: parameters, client: caller.client, address: caller.address,
+                                                             language: caller.language))
+        } catch let error as OAuthError where error.code != .serverError {
+            throw NativeAuthError(error.code.rawValue, error.errorDescription ?? error.code.rawValue, status: error.status)
         }
         var members = try JSONDecoder().decode([String: JSONValue].self, from: try CanonicalJSON.encode(response))
         if let expiresIn = response.expiresIn { members["ext_expires_in"] = .int(Int64(expiresIn)) }

@@ -8,12 +8,12 @@ struct TokenEndpoint {
     let provider: Provider
 
     func register(on router: Router<TesseraRequestContext>) {
-        router.post(RouterPath(Endpoint.token.path)) { request, _ in
-            await Self.answer(provider) { try await token(request) }
+        router.post(RouterPath(Endpoint.token.path)) { request, context in
+            await Self.answer(provider) { try await token(request, address: context.addressKey) }
         }
     }
 
-    func token(_ request: Request) async throws -> Response {
+    func token(_ request: Request, address: String) async throws -> Response {
         var request = request
         let parameters = try await request.formParameters()
         let client = try await provider.clientAuthenticator.authenticate(basic: try request.basicCredentials(), parameters: parameters)
@@ -27,7 +27,10 @@ struct TokenEndpoint {
         guard client.grantTypes.contains(grantType) || (grantType == GrantType.tokenExchange && client.firstParty) else {
             throw OAuthError(.unauthorizedClient, "This client is not allowed the grant type '\(grantType)'.")
         }
-        return try Responses.json(try await grant.exchange(parameters, client: client))
+        let language = PageLanguage.negotiate(uiLocales: (parameters["ui_locales"] ?? "").split(separator: " ").map(String.init),
+                                              acceptLanguage: request.headers[.acceptLanguage])
+        return try Responses.json(try await grant.exchange(TokenRequest(parameters: parameters, client: client, address: address,
+                                                                        language: language)))
     }
 
     /// Runs an endpoint body and turns any error into an OAuth JSON error; anything that is

@@ -76,9 +76,8 @@ package struct EmailLinks: Sendable {
         try await store.insertEmailLink(codeHash: tokenHash(code), record)
         try await native.store.recordCodeSent(email: request.email, clientAddress: clientAddress, now: now)
         try await native.mailer.send(try native.templates.message(
-            "sign-in-link", to: request.email, language: request.language,
-            values: ["link": link(code: code, request: request, clientID: clientID), "email": request.email,
-                     "issuer_host": native.issuerHost, "minutes": Int((lifetime + 59) / 60)],
+            .signInLink(link: link(code: code, request: request, clientID: clientID), minutes: Int((lifetime + 59) / 60)),
+            to: request.email, language: request.language, issuerHost: native.issuerHost,
             metadata: ["flow": "emaillink"], expiresAt: record.expiresAt))
     }
 

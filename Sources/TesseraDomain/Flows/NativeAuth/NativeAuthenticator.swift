@@ -102,7 +102,7 @@ package struct NativeAuthenticator: Sendable {
         }
         guard challenges.contains(.oob) else { return .redirect }
         return try await sendCode(flow, from: token, caller: caller,
-                                  template: flow.accountExists ? "account-exists" : "sign-up-code", deliver: true)
+                                  email: flow.accountExists ? { _, _ in Email.accountExists } : Email.signUpCode, deliver: true)
     }
 
     /// `/signup/v1.0/continue`: the code (`oob`), the password, or attributes.
@@ -217,43 +217,44 @@ package struct NativeAuthenticator: Sendable {
             return try await advance(next, from: token, members: ["challenge_type": "password"])
         }
         guard challenges.contains(.oob) else { return .redirect }
-        return try await sendCode(flow, from: token, caller: caller, template: "sign-in-code", deliver: user != nil)
+        return try await sendCode(flow, from: token, caller: caller, email: Email.signInCode, deliver: user != nil)
     }
 
-    /// `/oauth2/v2.0/token` with `password`, `oob` or `continuation_token`.
-    package func token(_ parameters: RequestParameters, grantType: String, caller: Caller) async throws -> TokenResponse {
-        switch grantType {
-        case "password":
-            let (flow, token) = try await currentFlow(parameters, .signIn, caller: caller, steps: [.passwordRequested], invalid: "invalid_grant")
-            let password = try required(parameters, "password")
-            switch try await passwordSignIn.signIn(email: flow.email, password: password, from: .init(address: caller.address)) {
-            case .success(let user):
-                return try await issueTokens(flow, userID: user.id, amr: ["pwd"], from: token, parameters: parameters, caller: caller)
-            case .failure(.badCredentials):
-                if flow.userID != nil || enumerationProtection { throw NativeAuthError.invalidCredentials }
-                throw NativeAuthError("user_not_found", "No account has this email address.", errorCodes: [50034])
-            case .failure(.throttled):
-                throw NativeAuthError("invalid_grant", "Too many failed attempts. Wait a few minutes, or sign in with a code.",
-                                      suberror: "user_locked", errorCodes: [50053])
-            case .failure(.busy):
-                throw NativeAuthError.busy()
-            }
-        case "oob":
-            var (flow, token) = try await currentFlow(parameters, .signIn, caller: caller, steps: [.codeSent], invalid: "invalid_grant")
-            try await checkCode(&flow, token: token, parameters: parameters)
-            guard let userID = flow.userID else { throw NativeAuthError.invalidOOB("The code is not valid.") }
-            return try await issueTokens(flow, userID: userID, amr: ["otp"], from: token, parameters: parameters, caller: caller,
-                                         provesAddress: true)
-        case "continuation_token":
-            let (flow, token) = try await currentFlow(parameters, nil, caller: caller, steps: [.completed], invalid: "invalid_grant")
-            guard flow.kind != .signIn, let userID = flow.userID else { throw NativeAuthError.invalidToken("invalid_grant") }
-            if let username = parameters["username"], Self.normalise(username) != flow.email {
-                throw NativeAuthError.invalidRequest("username is not the address this flow signed up or reset.")
-            }
-            return try await issueTokens(flow, userID: userID, amr: flow.amr, from: token, parameters: parameters, caller: caller)
-        default:
-            throw NativeAuthError("unsupported_grant_type", "The grant type '\(grantType)' is not supported here.")
+    /// `grant_type=password`: the password of a sign-in flow that asked for it.
+    package func passwordToken(_ parameters: RequestParameters, caller: Caller) async throws -> TokenResponse {
+        let (flow, token) = try await currentFlow(parameters, .signIn, caller: caller, steps: [.passwordRequested], invalid: "invalid_grant")
+        let password = try required(parameters, "password")
+        switch try await passwordSignIn.signIn(email: flow.email, password: password, from: .init(address: caller.address)) {
+        case .success(let user):
+            return try await issueTokens(flow, userID: user.id, amr: ["pwd"], from: token, parameters: parameters, caller: caller)
+        case .failure(.badCredentials):
+            if flow.userID != nil || enumerationProtection { throw NativeAuthError.invalidCredentials }
+            throw NativeAuthError("user_not_found", "No account has this email address.", errorCodes: [50034])
+        case .failure(.throttled):
+            throw NativeAuthError("invalid_grant", "Too many failed attempts. Wait a few minutes, or sign in with a code.",
+                                  suberror: "user_locked", errorCodes: [50053])
+        case .failure(.busy):
+            throw NativeAuthError.busy()
         }
+    }
+
+    /// `grant_type=oob`: the one-time code a sign-in flow sent; it proves the address.
+    package func codeToken(_ parameters: RequestParameters, caller: Caller) async throws -> TokenResponse {
+        var (flow, token) = try await currentFlow(parameters, .signIn, caller: caller, steps: [.codeSent], invalid: "invalid_grant")
+        try await checkCode(&flow, token: token, parameters: parameters)
+        guard let userID = flow.userID else { throw NativeAuthError.invalidOOB("The code is not valid.") }
+        return try await issueTokens(flow, userID: userID, amr: ["otp"], from: token, parameters: parameters, caller: caller,
+                                     provesAddress: true)
+    }
+
+    /// `grant_type=continuation_token`: signs in at the end of a completed sign-up or reset.
+    package func continuationToken(_ parameters: RequestParameters, caller: Caller) async throws -> TokenResponse {
+        let (flow, token) = try await currentFlow(parameters, nil, caller: caller, steps: [.completed], invalid: "invalid_grant")
+        guard flow.kind != .signIn, let userID = flow.userID else { throw NativeAuthError.invalidToken("invalid_grant") }
+        if let username = parameters["username"], Self.normalise(username) != flow.email {
+            throw NativeAuthError.invalidRequest("username is not the address this flow signed up or reset.")
+        }
+        return try await issueTokens(flow, userID: userID, amr: flow.amr, from: token, parameters: parameters, caller: caller)
     }
 
     /// Ends the flow and issues the tokens. A code sign-in (`provesAddress`) proved the
@@ -280,12 +281,8 @@ package struct NativeAuthenticator: Sendable {
     /// A new grant for the user, and its tokens, as the token endpoint answers them.
     package func issueTokens(userID: String, amr: [String], scope: ScopeSet, client: Client) async throws -> TokenResponse {
         let now = clock.now()
-        let grant = Grant(id: SecureRandom.token(bytes: 16), clientID: client.id, userID: userID, scope: scope, authTime: now,
-                          amr: amr, sid: SecureRandom.token(bytes: 16), createdAt: now, expiresAt: now + tokens.issuer.refreshTokenLifetime)
-        var refresh: (token: String, record: RefreshTokenRecord)?
-        if issuesRefreshToken(client: client, scope: scope) {
-            refresh = tokens.issuer.refreshToken(grantID: grant.id, clientID: client.id, notAfter: grant.expiresAt)
-        }
+        let (grant, refresh) = tokens.mint(client: client, userID: userID, scope: scope, authTime: now, amr: amr,
+                                           sid: SecureRandom.token(bytes: 16), now: now)
         try await store.insertGrant(grant, refreshToken: refresh?.record)
         return try await tokens.response(grant: grant, client: client, scope: scope, nonce: nil, refreshToken: refresh?.token)
     }
@@ -293,17 +290,13 @@ package struct NativeAuthenticator: Sendable {
     /// The scopes asked for: the client's own, never a sensitive one (those need the consent page).
     package func scope(_ parameters: RequestParameters, client: Client) throws -> ScopeSet {
         let requested = ScopeSet(parsing: try required(parameters, "scope"))
-        var granted: [String] = []
-        for scope in requested.values {
-            guard client.scopes.contains(scope) else {
-                throw NativeAuthError("invalid_scope", "This client may not ask for the scope '\(scope)'.")
-            }
-            if ScopeCatalogue.definition(scope)?.sensitive == true {
-                throw NativeAuthError("invalid_scope", "The scope '\(scope)' needs the user's consent on the hosted pages: sign in through the browser for it.")
-            }
-            granted.append(scope)
+        do {
+            return try ScopePolicy.withoutConsent(requested, client: client)
+        } catch .notAllowed(let scope) {
+            throw NativeAuthError("invalid_scope", "This client may not ask for the scope '\(scope)'.")
+        } catch {
+            throw NativeAuthError("invalid_scope", error.oauthError.errorDescription ?? "The scope is not allowed.")
         }
-        return ScopeSet(granted)
     }
 
     // MARK: Password reset
@@ -328,7 +321,7 @@ package struct NativeAuthenticator: Sendable {
                                                  invalid: "invalid_grant")
         let challenges = try challengeTypes(parameters, else: flow)
         guard challenges.contains(.oob) else { return .redirect }
-        return try await sendCode(flow, from: token, caller: caller, template: "password-reset-code", deliver: flow.userID != nil)
+        return try await sendCode(flow, from: token, caller: caller, email: Email.passwordResetCode, deliver: flow.userID != nil)
     }
 
     /// `/resetpassword/v1.0/continue`: the code.
@@ -364,7 +357,7 @@ package struct NativeAuthenticator: Sendable {
         }
         guard completed else { throw NativeAuthError.invalidToken("invalid_request") }
         logger.info("password reset by native API", metadata: ["user": "\(userID)", "client": "\(flow.clientID)"])
-        try? await mail("password-changed", to: flow.email, language: caller.language, values: [:], flow: flow, expiresAt: nil)
+        try? await mail(.passwordChanged, to: flow.email, language: caller.language, flow: flow, expiresAt: nil)
         return NativeAuthAnswer(["continuation_token": .string(next), "poll_interval": 1])
     }
 
@@ -449,7 +442,8 @@ package struct NativeAuthenticator: Sendable {
 
     /// Sends a new code (or, with `deliver` false, pretends to: the same answer, no email),
     /// within the resend interval and the hourly limits.
-    func sendCode(_ flow: NativeFlow, from token: String, caller: Caller, template: String, deliver: Bool) async throws -> NativeAuthAnswer {
+    func sendCode(_ flow: NativeFlow, from token: String, caller: Caller, email: (_ code: String, _ minutes: Int) -> Email,
+                  deliver: Bool) async throws -> NativeAuthAnswer {
         let now = clock.now()
         if let sentAt = flow.codeSentAt, now - sentAt < settings.resendInterval {
             let wait = settings.resendInterval - (now - sentAt)
@@ -473,8 +467,8 @@ package struct NativeAuthenticator: Sendable {
         try await store.resetCodeAttempts(flowID: flow.id)
         try await store.recordCodeSent(email: flow.email, clientAddress: caller.address, now: now)
         if deliver {
-            let values: [String: Any] = flow.accountExists ? [:] : ["code": code, "minutes": Int((settings.codeLifetime + 59) / 60)]
-            try await mail(template, to: flow.email, language: caller.language, values: values, flow: flow, expiresAt: flow.code?.expiresAt)
+            let message = email(code, Int((settings.codeLifetime + 59) / 60))
+            try await mail(message, to: flow.email, language: caller.language, flow: flow, expiresAt: flow.code?.expiresAt)
         }
         return answer
     }
@@ -489,12 +483,8 @@ package struct NativeAuthenticator: Sendable {
         }
     }
 
-    func mail(_ template: String, to email: String, language: PageLanguage, values: [String: Any], flow: NativeFlow,
-              expiresAt: Int64?) async throws {
-        var values = values
-        values["email"] = email
-        values["issuer_host"] = issuerHost
-        try await mailer.send(try templates.message(template, to: email, language: language, values: values,
+    func mail(_ message: Email, to address: String, language: PageLanguage, flow: NativeFlow, expiresAt: Int64?) async throws {
+        try await mailer.send(try templates.message(message, to: address, language: language, issuerHost: issuerHost,
                                                     metadata: ["flow": flow.kind.rawValue], expiresAt: expiresAt))
     }
 

@@ -1,7 +1,5 @@
 import Testing
-@testable import TesseraServer
 @testable import TesseraDomain
-@testable import TesseraSQL
 
 @Suite("Native sign-in emails")
 struct NativeMailTemplateTests {
@@ -72,5 +70,32 @@ struct NativeMailTemplateTests {
         let message = try templates.message("sign-in-code", to: "alice@example.com", language: .ru, values: values)
         #expect(message.subject == "Код для входа")
         #expect(message.language == "ru" && message.metadata["template"] == "sign-in-code")
+    }
+}
+
+@Suite("Emails by type")
+struct TypedEmailTests {
+    static let all: [Email] = [
+        .oneTimeCode(code: "48213975", minutes: 10), .signUpCode(code: "48213975", minutes: 10),
+        .signInCode(code: "48213975", minutes: 10), .passwordResetCode(code: "48213975", minutes: 10), .accountExists,
+        .passwordChanged, .signInLink(link: "https://login.example.com/emaillink/v1.0/signin?oob_code=x", minutes: 60),
+    ]
+
+    @Test("every email names a built-in template and fills it in, in each language", arguments: all, PageLanguage.allCases)
+    func renders(_ email: Email, _ language: PageLanguage) throws {
+        #expect(MailTemplates.builtIn[email.templateName] != nil)
+        let message = try MailTemplates().message(email, to: "alice@example.com", language: language, issuerHost: "login.example.com")
+        #expect(message.metadata["template"] == email.templateName && message.language == language.rawValue)
+        for part in [message.subject, message.text, message.html ?? ""] {
+            #expect(!part.contains("{{") && !part.contains("}}"), "no tag left unrendered")
+        }
+        if email.templateName != "one-time-code" {  // the generic code names neither
+            #expect(message.text.contains("alice@example.com") && message.text.contains("login.example.com"))
+        }
+        switch email {
+        case .accountExists, .passwordChanged: #expect(!message.text.contains("48213975"))
+        case .signInLink: #expect(message.text.contains("oob_code=x"))
+        default: #expect(message.text.contains("48213975"))
+        }
     }
 }

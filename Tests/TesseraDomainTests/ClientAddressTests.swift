@@ -1,7 +1,5 @@
 import Testing
-@testable import TesseraServer
 @testable import TesseraDomain
-@testable import TesseraSQL
 
 @Suite("Client addresses and trusted proxies")
 struct ClientAddressTests {

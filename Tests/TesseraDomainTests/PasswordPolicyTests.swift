@@ -1,7 +1,5 @@
 import Testing
-@testable import TesseraServer
 @testable import TesseraDomain
-@testable import TesseraSQL
 
 @Suite("Password policy")
 struct PasswordPolicyTests {
