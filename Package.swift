@@ -122,6 +122,24 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            // The hosted pages' templates and stylesheet, embedded in the binary (it runs from any directory).
+            resources: [
+                .embedInCode("Resources/pages/header.mustache"),
+                .embedInCode("Resources/pages/footer.mustache"),
+                .embedInCode("Resources/pages/login.mustache"),
+                .embedInCode("Resources/pages/consent.mustache"),
+                .embedInCode("Resources/pages/error.mustache"),
+                .embedInCode("Resources/pages/logout.mustache"),
+                .embedInCode("Resources/pages/loggedout.mustache"),
+                .embedInCode("Resources/pages/formpost.mustache"),
+                .embedInCode("Resources/pages/account.mustache"),
+                .embedInCode("Resources/pages/emaillinksent.mustache"),
+                .embedInCode("Resources/pages/emaillinkconfirm.mustache"),
+                .embedInCode("Resources/pages/message.mustache"),
+                .embedInCode("Resources/pages/federationlink.mustache"),
+                .embedInCode("Resources/pages/continue.mustache"),
+                .embedInCode("Resources/pages/tessera.css"),
             ]
         ),
         // The SDK without an HTTP client: every flow, the `HTTPTransport` protocol, token storage.
