@@ -37,17 +37,12 @@ enum SettingFlags {
         return flags
     }
 
-    /// The settings for `--help`: each flag with what it does, its default and its variable.
+    /// The settings for `--help`: each flag, then what it does, its default and its variable.
     static var help: String {
         Setting.all.map { setting in
             let flag = setting.flag.map { setting.kind == .flag ? $0 : "\($0) <value>" }
                 ?? "\(setting.environmentVariable) (no flag: environment or --config file)"
-            return "  \(flag)\n      \(setting.summary)\n      Default \(plain(setting.defaultText)); \(setting.environmentVariable)"
+            return "  \(flag)\n      \(setting.helpLine)"
         }.joined(separator: "\n")
-    }
-
-    /// Markdown code spans and links as plain text.
-    static func plain(_ markdown: String) -> String {
-        markdown.replacingOccurrences(of: "`", with: "")
     }
 }

@@ -20,8 +20,7 @@ struct StorageOptions: ParsableArguments {
 
     /// The setting's own summary, default and variable.
     static func help(_ name: String) -> ArgumentHelp {
-        guard let setting = Setting.named(name) else { return ArgumentHelp() }
-        return ArgumentHelp("\(setting.summary) Default: \(SettingFlags.plain(setting.defaultText)). Env: \(setting.environmentVariable).")
+        ArgumentHelp(Setting.named(name)?.helpLine ?? "")
     }
 
     var flags: [String: String] {
@@ -182,7 +181,7 @@ struct Clients: AsyncParsableCommand {
                         registration.appLinks.androidApps.append(.init(packageName: package, certificateFingerprints: [fingerprint]))
                     }
                 }
-                registration.assertionLifetime = try assertionLifetime.map { try ConfigurationLoader.duration($0, "--assertion-lifetime") }
+                registration.assertionLifetime = try assertionLifetime.map { try Setting.duration($0, "--assertion-lifetime") }
                 if let jwks {
                     guard let data = FileManager.default.contents(atPath: jwks) else { throw ConfigurationError("cannot read \(jwks)") }
                     registration.jwks = try JWKSet.parse(data)

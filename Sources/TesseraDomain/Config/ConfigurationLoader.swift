@@ -7,9 +7,6 @@ import TesseraCore
 /// Every setting has one name: `issuer` is `--issuer`, `TESSERA_ISSUER` and
 /// `"issuer"` in the file (where `smtp_url` and `smtp-url` both work).
 public struct ConfigurationLoader {
-    /// Settings, by their canonical names.
-    public static var names: [String] { Setting.all.map(\.name) }
-
     var values: [String: String] = [:]
 
     /// `flags` holds only the flags given on the command line.
@@ -17,15 +14,11 @@ public struct ConfigurationLoader {
         var merged: [String: String] = [:]
         let configPath = flags["config"] ?? environment["TESSERA_CONFIG"]
         if let configPath { merged = try Self.readFile(configPath) }
-        for name in Self.names {
-            if let value = environment[Self.environmentName(name)] { merged[name] = value }
+        for setting in Setting.all {
+            if let value = environment[setting.environmentVariable] { merged[setting.name] = value }
         }
         for (name, value) in flags { merged[name] = value }
         values = merged
-    }
-
-    public static func environmentName(_ name: String) -> String {
-        Setting.named(name)?.environmentVariable ?? "TESSERA_" + name.uppercased().replacingOccurrences(of: "-", with: "_")
     }
 
     static func readFile(_ path: String) throws -> [String: String] {
@@ -67,10 +60,5 @@ public struct ConfigurationLoader {
         if configuration.demo { configuration.dev = true }
         try configuration.validate()
         return configuration
-    }
-
-    /// Seconds, or a number with a unit: `90s`, `15m`, `12h`, `30d`.
-    public static func duration(_ value: String, _ name: String) throws -> Int64 {
-        try Setting.duration(value, name)
     }
 }

@@ -61,6 +61,9 @@ public struct Setting: Sendable {
 extension Setting {
     typealias Path<Value> = any WritableKeyPath<ServerConfiguration, Value> & Sendable
 
+    /// The embedded defaults, which the table shows.
+    static let defaults = ServerConfiguration()
+
     /// Text kept as it is; `--name ''` sets it empty, the same as unset.
     static func text(_ name: String, _ path: Path<String?>, flag: Bool = true, default defaultText: String = "—",
                      _ summary: String, details: String = "") -> Setting {
@@ -71,7 +74,7 @@ extension Setting {
 
     static func integer(_ name: String, _ path: Path<Int>, minimum: Int? = nil, _ summary: String, details: String = "") -> Setting {
         Setting(name: name, kind: .integer, hasFlag: true, summary: summary, details: details,
-                defaultText: String(ServerConfiguration()[keyPath: path])) { configuration, value in
+                defaultText: String(defaults[keyPath: path])) { configuration, value in
             let number = try integer(value, name)
             if let minimum, number < minimum { throw ConfigurationError("\(name) must be at least \(minimum), not \(number)") }
             configuration[keyPath: path] = number
@@ -80,14 +83,14 @@ extension Setting {
 
     static func duration(_ name: String, _ path: Path<Int64>, _ summary: String, details: String = "") -> Setting {
         Setting(name: name, kind: .duration, hasFlag: true, summary: summary, details: details,
-                defaultText: durationText(ServerConfiguration()[keyPath: path])) { configuration, value in
+                defaultText: durationText(defaults[keyPath: path])) { configuration, value in
             configuration[keyPath: path] = try duration(value, name)
         }
     }
 
     static func boolean(_ name: String, _ path: Path<Bool>, kind: Kind = .boolean, _ summary: String, details: String = "") -> Setting {
         Setting(name: name, kind: kind, hasFlag: true, summary: summary, details: details,
-                defaultText: ServerConfiguration()[keyPath: path] ? "on" : "off") { configuration, value in
+                defaultText: defaults[keyPath: path] ? "on" : "off") { configuration, value in
             configuration[keyPath: path] = try boolean(value, name)
         }
     }
@@ -126,6 +129,11 @@ extension Setting {
 // MARK: The reference table
 
 extension Setting {
+    /// One line for `--help`: what it does, its default, its variable.
+    public var helpLine: String {
+        "\(summary) Default: \(defaultText.replacingOccurrences(of: "`", with: "")). Env: \(environmentVariable)."
+    }
+
     /// The settings table of docs/configuration.md, in markdown.
     public static var markdownTable: String {
         var lines = ["| setting | flag | environment | default | meaning |", "|---|---|---|---|---|"]

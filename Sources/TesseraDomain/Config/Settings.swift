@@ -6,7 +6,7 @@ import TesseraCore
 extension Setting {
     public static let all: [Setting] = [
         Setting(name: "host", kind: .text, hasFlag: true, summary: "Address to listen on.", details: "",
-                defaultText: ServerConfiguration().host) { $0.host = $1 },
+                defaultText: defaults.host) { $0.host = $1 },
         .integer("port", \.port, "Port to listen on."),
         .text("issuer", \.issuer, default: "http://HOST:PORT", "Issuer URL.",
               details: "the issuer identifier; every endpoint URL starts with it. Must be https unless the host is a loopback "
@@ -14,7 +14,7 @@ extension Setting {
         Setting(name: "database", kind: .text, hasFlag: true, summary: "Database: a SQLite file path or sqlite: URL.",
                 details: "a SQLite file path, `sqlite:PATH`, or `sqlite::memory:` (tests). The directory is created `0700`, "
                     + "the file `0600`; WAL mode",
-                defaultText: "\(ServerConfiguration().database)".replacingOccurrences(of: "sqlite:", with: "")) {
+                defaultText: "\(defaults.database)".replacingOccurrences(of: "sqlite:", with: "")) {
             $0.database = try DatabaseLocation(parsing: $1)
         },
         // Read by the loader itself, before everything else.
@@ -24,7 +24,7 @@ extension Setting {
                 summary: "Signing algorithm of new keys: RS256, ES256 or EdDSA.",
                 details: "algorithm of newly generated signing keys: `RS256`, `ES256` or `EdDSA`. Existing keys keep theirs "
                     + "until rotated out",
-                defaultText: ServerConfiguration().signingAlgorithm.rawValue) { configuration, value in
+                defaultText: defaults.signingAlgorithm.rawValue) { configuration, value in
             guard let algorithm = JWSAlgorithm(rawValue: value) else {
                 throw ConfigurationError("signing-algorithm must be RS256, ES256 or EdDSA, not '\(value)'")
             }
@@ -102,7 +102,7 @@ extension Setting {
         Setting(name: "signup-password", kind: .choice(["required", "optional"]), hasFlag: true,
                 summary: "required or optional: whether sign-up needs a password.",
                 details: "`required`: native sign-up insists on a password (`credential_required`)",
-                defaultText: ServerConfiguration().nativeAuth.signUpPasswordRequired ? "required" : "optional") { configuration, value in
+                defaultText: defaults.nativeAuth.signUpPasswordRequired ? "required" : "optional") { configuration, value in
             switch value.lowercased() {
             case "required": configuration.nativeAuth.signUpPasswordRequired = true
             case "optional": configuration.nativeAuth.signUpPasswordRequired = false

@@ -37,10 +37,9 @@ package struct UpstreamTokenExchangeGrant: TokenGrant {
         guard let providerID = parameters["upstream_provider"], let upstream = federation.upstreams[providerID], upstream.isApple else {
             throw OAuthError.invalidRequest("upstream_provider must name a configured Sign in with Apple provider.")
         }
+        guard let requested = parameters["scope"] else { throw OAuthError.invalidRequest("The scope parameter is missing.") }
         let scope: ScopeSet
-        do { scope = try native.scope(parameters, client: client) } catch let error as NativeAuthError {
-            throw OAuthError(OAuthError.Code(rawValue: error.error), error.description)
-        }
+        do { scope = try ScopePolicy.withoutConsent(ScopeSet(parsing: requested), client: client) } catch { throw error.oauthError }
         var linkUserID: String?
         if let linkToken = parameters["link_token"] {
             let validated = try? await accessTokens.validate(linkToken)

@@ -27,10 +27,8 @@ struct TokenEndpoint {
         guard client.grantTypes.contains(grantType) || (grantType == GrantType.tokenExchange && client.firstParty) else {
             throw OAuthError(.unauthorizedClient, "This client is not allowed the grant type '\(grantType)'.")
         }
-        let language = PageLanguage.negotiate(uiLocales: (parameters["ui_locales"] ?? "").split(separator: " ").map(String.init),
-                                              acceptLanguage: request.headers[.acceptLanguage])
-        return try Responses.json(try await grant.exchange(TokenRequest(parameters: parameters, client: client, address: address,
-                                                                        language: language)))
+        // No language: /token's grants send no mail.
+        return try Responses.json(try await grant.exchange(TokenRequest(parameters: parameters, client: client, address: address)))
     }
 
     /// Runs an endpoint body and turns any error into an OAuth JSON error; anything that is

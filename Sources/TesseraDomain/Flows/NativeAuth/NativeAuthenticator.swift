@@ -290,11 +290,7 @@ package struct NativeAuthenticator: Sendable {
     /// The scopes asked for: the client's own, never a sensitive one (those need the consent page).
     package func scope(_ parameters: RequestParameters, client: Client) throws -> ScopeSet {
         let requested = ScopeSet(parsing: try required(parameters, "scope"))
-        do {
-            return try ScopePolicy.withoutConsent(requested, client: client)
-        } catch .notAllowed(let scope) {
-            throw NativeAuthError("invalid_scope", "This client may not ask for the scope '\(scope)'.")
-        } catch {
+        do { return try ScopePolicy.withoutConsent(requested, client: client) } catch {
             throw NativeAuthError("invalid_scope", error.oauthError.errorDescription ?? "The scope is not allowed.")
         }
     }
