@@ -37,10 +37,12 @@ public final class Provider: Sendable {
     let mailTemplates: MailTemplates
     /// Delivers the outbox; run by ``MailDeliveryService``.
     let mailDelivery: OutboxDelivery
-    /// The native sign-in API's flows.
-    let nativeAuth: NativeAuthenticator
+    /// Sign-up, sign-in and password reset (the native API's flows).
+    let flows: AccountFlows
     /// Email-link sign-in.
     let emailLinks: EmailLinks
+    /// Grants and tokens for users who signed in without a browser session.
+    let userTokens: UserGrantTokens
     /// Sign-in through upstream identity providers.
     let federation: Federation
     /// Browser sessions.
@@ -95,7 +97,7 @@ public final class Provider: Sendable {
         accessTokens = AccessTokenValidator(issuer: issuer, keys: keys, grants: store, clock: clock)
         tokenIntrospection = TokenIntrospection(issuer: issuer, grants: store, accessTokens: accessTokens,
                                                 tokenIssuer: tokenIssuer, clock: clock)
-        let userTokens = UserGrantTokens(issuer: tokenIssuer, users: store)
+        userTokens = UserGrantTokens(issuer: tokenIssuer, users: store, grants: store, clock: clock)
         passwordSignIn = PasswordSignIn(users: store, passwords: passwords, limits: configuration.loginLimits, clock: clock)
         pages = try PageRenderer()
         // One stored secret, a key of its own for each use: a MAC made for one can never pass as the other's.
@@ -114,12 +116,12 @@ public final class Provider: Sendable {
                                   ?? MailAddress.defaultSender(issuer: issuer),
                               domain: mailDomain, clock: clock, signal: mailDelivery.signal)
         mailTemplates = try MailTemplates()
-        nativeAuth = NativeAuthenticator(
-            settings: configuration.nativeAuth, enumerationProtection: configuration.enumerationProtection, store: store,
-            passwords: passwords, policy: PasswordPolicy(), passwordSignIn: passwordSignIn, limits: workLimits, mailer: mailer, templates: mailTemplates,
-            tokens: userTokens, issuerHost: URLComponents(string: issuer)?.host ?? issuer, clock: clock, logger: logger)
-        emailLinks = EmailLinks(lifetime: configuration.emailLinkLifetime, issuer: issuer, store: store, native: nativeAuth,
-                                clock: clock, logger: logger)
+        flows = AccountFlows(settings: configuration.nativeAuth, enumerationProtection: configuration.enumerationProtection, store: store,
+                             hasher: passwords, policy: PasswordPolicy(), passwordSignIn: passwordSignIn, limits: workLimits,
+                             mail: FlowMail(mailer: mailer, templates: mailTemplates, issuerHost: URLComponents(string: issuer)?.host ?? issuer),
+                             tokens: userTokens, clock: clock, logger: logger)
+        emailLinks = EmailLinks(lifetime: configuration.emailLinkLifetime, issuer: issuer, store: store, limits: flows.mailLimits,
+                                mail: flows.mail, clock: clock, logger: logger)
         federation = try Federation(settings: configuration.upstreamProviders, issuer: issuer, store: store, secretBox: secretBox,
                                     clock: clock, logger: logger)
         sessions = Sessions(store: store, lifetime: configuration.sessionLifetime, clock: clock)
@@ -130,9 +132,9 @@ public final class Provider: Sendable {
             AuthorizationCodeGrant(grants: store, tokens: userTokens, clock: clock),
             refreshGrant,
             ClientCredentialsGrant(issuer: tokenIssuer),
-            UpstreamTokenExchangeGrant(federation: federation, native: nativeAuth, accessTokens: accessTokens),
+            UpstreamTokenExchangeGrant(federation: federation, tokens: userTokens, accessTokens: accessTokens),
         ])
-        nativeGrants = TokenEndpointGrants(NativeFlowGrant.all(nativeAuth) + [refreshGrant])
+        nativeGrants = TokenEndpointGrants(NativeFlowGrant.all(flows.signIn) + [refreshGrant])
     }
 
     /// A key for one `purpose` from a stored secret (HKDF-SHA256, RFC 5869).

@@ -80,8 +80,8 @@ public final class EmailLinkAuth: Sendable {
             var parameters = [("email", email)] + actionCodeSettings.parameters
             if let languageCode { parameters.append(("ui_locales", languageCode)) }
             let answer = try await client.post(to: try await endpoints().send, name: "email_link_send_endpoint", parameters)
-            let sent = EmailLinkSent(email: answer.body["email"]?.stringValue ?? email,
-                                     expiresIn: answer.body["expires_in"]?.intValue.map(TimeInterval.init))
+            let wire = try answer.decode(EmailLinkSendAnswer.self, "email-link answer")
+            let sent = EmailLinkSent(email: wire.email, expiresIn: wire.expiresIn.map(TimeInterval.init))
             try? await pendingEmails?.save(sent.email)
             return sent
         }
@@ -180,8 +180,9 @@ public final class EmailLinkAuth: Sendable {
             if let pending = try? await pendingEmails?.load(), Self.sameAddress(pending, credential.email) {
                 try? await pendingEmails?.remove()
             }
-            return AuthDataResult(authorization: authorization, isNewUser: answer.body["is_new_user"]?.boolValue ?? false,
-                                  email: answer.body["email"]?.stringValue ?? credential.email, operation: operation)
+            let tokens = try answer.decode(TokenResponse.self, "token response")
+            return AuthDataResult(authorization: authorization, isNewUser: tokens.isNewUser ?? false,
+                                  email: tokens.email ?? credential.email, operation: operation)
         }
     }
 

@@ -232,12 +232,12 @@ public final class NativeAuthClient: Sendable {
         let submitted = try await post(.resetSubmit, [("continuation_token", continuationToken), ("new_password", password)])
         var token = try submitted.continuationToken()
         // As MSAL: an interval of 0 (or none) means 2 seconds.
-        let interval = max(submitted.body["poll_interval"]?.intValue.map { $0 > 0 ? Double($0) : 2 } ?? 2, 0.1)
+        let interval = max(submitted.answer.pollInterval.map { $0 > 0 ? Double($0) : 2 } ?? 2, 0.1)
         let deadline = ContinuousClock.now + .seconds(configuration.passwordResetTimeout)
         while true {
             let poll = try await post(.resetPollCompletion, [("continuation_token", token)])
-            if let next = poll.body["continuation_token"]?.stringValue { token = next }
-            switch poll.body["status"]?.stringValue {
+            if let next = poll.answer.continuationToken { token = next }
+            switch poll.answer.status {
             case "succeeded":
                 return .completed(SignInAfterResetPasswordState(context: context, continuationToken: try poll.continuationToken()))
             case "failed":
@@ -251,7 +251,7 @@ public final class NativeAuthClient: Sendable {
                 }
                 try await Task.sleep(for: .seconds(interval))
             default:
-                throw NativeAuthFailure.invalidResponse("poll_completion answered status '\(poll.body["status"]?.stringValue ?? "")'")
+                throw NativeAuthFailure.invalidResponse("poll_completion answered status '\(poll.answer.status ?? "")'")
             }
         }
     }
@@ -269,10 +269,7 @@ public final class NativeAuthClient: Sendable {
     /// The tokens of a token-response answer (`/oauth2/v2.0/token`, `/emaillink/v1.0/complete`),
     /// with the ID token validated as ``OIDCClient`` validates it.
     func authorizationResult(from answer: NativeAnswer, receivedAt: Date) async throws -> AuthorizationResult {
-        let response: TokenResponse
-        do { response = try JSONDecoder().decode(TokenResponse.self, from: answer.raw) } catch {
-            throw NativeAuthFailure.invalidResponse("the token response is not valid: \(error)")
-        }
+        let response = try answer.decode(TokenResponse.self, "token response")
         guard response.tokenType.lowercased() == "bearer" else {
             throw NativeAuthFailure.invalidResponse("token_type '\(response.tokenType)' is not Bearer")
         }
@@ -302,24 +299,25 @@ public final class NativeAuthClient: Sendable {
         ]) { _, fixed in fixed }, body: Data(FormEncoding.encode([("client_id", configuration.clientId)] + parameters).utf8))
         let response = try await transport.send(request)
         let answeredId = response.headers["x-ms-request-id"] ?? correlationId
-        let body = try? JSONDecoder().decode([String: JSONValue].self, from: response.body)
         guard response.status == 200 else {
-            guard let body, body["error"]?.stringValue != nil else {
+            guard let error = try? JSONDecoder().decode(NativeAuthErrorAnswer.self, from: response.body) else {
                 var failure = NativeAuthFailure.invalidResponse("\(name) answered HTTP \(response.status)")
                 failure.httpStatus = response.status
                 failure.correlationId = answeredId
                 throw failure
             }
-            throw NativeAuthFailure(serverError: body, status: response.status, headers: response.headers, correlationId: answeredId)
+            throw NativeAuthFailure(serverError: error, status: response.status, headers: response.headers, correlationId: answeredId)
         }
-        guard let body else { throw NativeAuthFailure.invalidResponse("\(name) answered something that is not a JSON object") }
-        if body["challenge_type"]?.stringValue == "redirect" {
+        guard let answer = try? JSONDecoder().decode(NativeAuthAnswer.self, from: response.body) else {
+            throw NativeAuthFailure.invalidResponse("\(name) answered something that is not a JSON object of its members")
+        }
+        if answer.challengeType == "redirect" {
             var failure = NativeAuthFailure(.browserRequired, "redirect",
-                                            body["redirect_reason"]?.stringValue ?? "This sign-in can only continue in the browser.")
+                                            answer.redirectReason ?? "This sign-in can only continue in the browser.")
             failure.correlationId = answeredId
             throw failure
         }
-        return NativeAnswer(body: body, raw: response.body, correlationId: answeredId)
+        return NativeAnswer(answer: answer, raw: response.body, correlationId: answeredId)
     }
 
     func challengeTypeList(_ types: [NativeAuthChallengeType]) -> String {
@@ -410,14 +408,22 @@ public struct NativeAuthEndpoints: Sendable, Equatable {
 
 /// A successful answer of a native endpoint.
 struct NativeAnswer: Sendable {
-    var body: [String: JSONValue]
+    /// The native API's members (a token response's, or an email-link answer's, are in `raw`).
+    var answer: NativeAuthAnswer
     var raw: Data
     var correlationId: String
 
-    var challengeType: String? { body["challenge_type"]?.stringValue }
+    var challengeType: String? { answer.challengeType }
+
+    /// The whole answer as `type` (a token response, an email-link answer).
+    func decode<T: Decodable>(_ type: T.Type, _ what: String) throws -> T {
+        do { return try JSONDecoder().decode(type, from: raw) } catch {
+            throw NativeAuthFailure.invalidResponse("the \(what) is not valid: \(error)")
+        }
+    }
 
     func continuationToken() throws -> String {
-        guard let token = body["continuation_token"]?.stringValue, !token.isEmpty else {
+        guard let token = answer.continuationToken, !token.isEmpty else {
             throw NativeAuthFailure(.invalidResponse, "continuation_token_missing", "The answer has no continuation_token.")
         }
         return token
@@ -433,9 +439,9 @@ struct CodeSent: Sendable {
 
     init(_ answer: NativeAnswer) throws {
         continuationToken = try answer.continuationToken()
-        sentTo = answer.body["challenge_target_label"]?.stringValue ?? ""
-        channel = NativeAuthChannelType(rawValue: answer.body["challenge_channel"]?.stringValue ?? "email")
-        codeLength = answer.body["code_length"]?.intValue.map(Int.init) ?? -1
+        sentTo = answer.answer.challengeTargetLabel ?? ""
+        channel = NativeAuthChannelType(rawValue: answer.answer.challengeChannel ?? "email")
+        codeLength = answer.answer.codeLength ?? -1
     }
 }
 

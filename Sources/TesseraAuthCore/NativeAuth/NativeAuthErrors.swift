@@ -67,8 +67,8 @@ public struct NativeAuthFailure: Error, Sendable, Equatable, CustomStringConvert
     public var invalidAttributes: [String]
     /// The SDK error behind a network, discovery or ID-token failure.
     public var underlying: AuthError?
-    /// The whole error body, for the members the SDK reads on (continuation_token, required_attributes).
-    var body: [String: JSONValue]
+    /// The server's error answer, for the members the SDK reads on (continuation_token, required_attributes).
+    var answer: NativeAuthErrorAnswer?
 
     /// A failure of `kind` with `error` and `description`.
     public init(_ kind: Kind, _ error: String, _ description: String?, errorCodes: [Int] = [], suberror: String? = nil,
@@ -80,20 +80,18 @@ public struct NativeAuthFailure: Error, Sendable, Equatable, CustomStringConvert
         self.suberror = suberror
         self.invalidAttributes = []
         self.underlying = underlying
-        self.body = [:]
+        self.answer = nil
     }
 
     /// The server's error body (reference API §0 "Error body").
-    init(serverError body: [String: JSONValue], status: Int, headers: [String: String], correlationId: String) {
-        self.init(.server, body["error"]?.stringValue ?? "", body["error_description"]?.stringValue,
-                  errorCodes: body["error_codes"]?.arrayValue?.compactMap { $0.intValue.map(Int.init) } ?? [],
-                  suberror: body["suberror"]?.stringValue)
-        self.body = body
+    init(serverError answer: NativeAuthErrorAnswer, status: Int, headers: [String: String], correlationId: String) {
+        self.init(.server, answer.error, answer.errorDescription, errorCodes: answer.errorCodes ?? [], suberror: answer.suberror)
+        self.answer = answer
         httpStatus = status
-        self.correlationId = body["correlation_id"]?.stringValue ?? correlationId
-        traceId = body["trace_id"]?.stringValue
-        retryAfter = body["retry_after"]?.intValue.map(TimeInterval.init) ?? headers["retry-after"].flatMap(TimeInterval.init)
-        invalidAttributes = body["invalid_attributes"]?.arrayValue?.compactMap { $0.objectValue?["name"]?.stringValue } ?? []
+        self.correlationId = answer.correlationID ?? correlationId
+        traceId = answer.traceID
+        retryAfter = answer.retryAfter.map(TimeInterval.init) ?? headers["retry-after"].flatMap(TimeInterval.init)
+        invalidAttributes = answer.invalidAttributes?.map(\.name) ?? []
     }
 
     /// Any error thrown inside a step, as a failure.
@@ -181,10 +179,10 @@ public struct NativeAuthFailure: Error, Sendable, Equatable, CustomStringConvert
     /// with other input: a wrong code, password or attribute, or `slow_down`.
     var keepsFlow: Bool { isInvalidCode || isInvalidPassword || isAttributesInvalid || isSlowDown }
 
-    var continuationToken: String? { body["continuation_token"]?.stringValue }
+    var continuationToken: String? { answer?.continuationToken }
 
     var requiredAttributes: [AttributeRequirement] {
-        body["required_attributes"]?.arrayValue?.compactMap(AttributeRequirement.init(json:)) ?? []
+        answer?.requiredAttributes?.map(AttributeRequirement.init(wire:)) ?? []
     }
 }
 
@@ -208,10 +206,8 @@ public struct AttributeRequirement: Sendable, Equatable, Hashable {
         self.regex = regex
     }
 
-    init?(json: JSONValue) {
-        guard let object = json.objectValue, let name = object["name"]?.stringValue else { return nil }
-        self.init(name: name, type: object["type"]?.stringValue ?? "string", required: object["required"]?.boolValue ?? true,
-                  regex: object["options"]?.objectValue?["regex"]?.stringValue)
+    init(wire attribute: NativeAuthAttribute) {
+        self.init(name: attribute.name, type: attribute.type, required: attribute.required, regex: attribute.options?.regex)
     }
 }
 

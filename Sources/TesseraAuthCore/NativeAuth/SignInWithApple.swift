@@ -79,7 +79,7 @@ extension NativeAuthClient {
         let receivedAt = oidc.now()
         let answer = try await post(to: url, name: "token endpoint", parameters)
         let result = try await authorizationResult(from: answer, receivedAt: receivedAt)
-        return (result, answer.body["is_new_user"]?.boolValue ?? false)
+        return (result, (try answer.decode(TokenResponse.self, "token response").isNewUser) ?? false)
     }
 }
 
@@ -92,10 +92,9 @@ extension NativeAuthClient {
         }
         let response = try await transport.send(HTTPTransportRequest(url: url, headers: ["Authorization": "Bearer " + accessToken,
                                                                                           "Accept": "application/json"]))
-        guard response.status == 200, let body = try? JSONDecoder().decode([String: JSONValue].self, from: response.body),
-              let list = body["linked_providers"]?.arrayValue else {
+        guard response.status == 200, let answer = try? JSONDecoder().decode(LinkedProvidersAnswer.self, from: response.body) else {
             throw NativeAuthFailure.invalidResponse("the providers endpoint answered HTTP \(response.status)")
         }
-        return list.compactMap(\.stringValue)
+        return answer.linkedProviders
     }
 }

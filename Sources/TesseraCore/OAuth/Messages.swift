@@ -10,6 +10,8 @@ public struct TokenResponse: Codable, Sendable, Equatable {
     public var issuedTokenType: String?
     /// Tessera's token-exchange and email-link answers: whether the sign-in created the account.
     public var isNewUser: Bool?
+    /// Tessera's email-link answers: the address of the account signed in.
+    public var email: String?
 
     public init(accessToken: String, tokenType: String = "Bearer", expiresIn: Int? = nil,
                 refreshToken: String? = nil, idToken: String? = nil, scope: String? = nil) {
@@ -30,6 +32,7 @@ public struct TokenResponse: Codable, Sendable, Equatable {
         case scope
         case issuedTokenType = "issued_token_type"
         case isNewUser = "is_new_user"
+        case email
     }
 }
 

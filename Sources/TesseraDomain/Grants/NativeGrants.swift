@@ -2,22 +2,45 @@ import TesseraCore
 
 /// The native sign-in API's grants at `/oauth2/v2.0/token` (Entra's native authentication):
 /// `password` (the password of a sign-in flow), `oob` (the one-time code it sent) and
-/// `continuation_token` (the sign-in after a completed sign-up or reset). Each ends a flow of
-/// ``NativeAuthenticator`` and mints the user's grant; they answer in the native API's
-/// error shape (``NativeAuthError``), and only that endpoint registers them.
+/// `continuation_token` (the sign-in after a completed sign-up or reset). Each reads its
+/// parameters and finishes a ``SignIn``; failures are ``FlowFailure``s, which only the native
+/// API's endpoint (the one that registers these) knows how to word.
 package struct NativeFlowGrant: TokenGrant {
     package let grantType: String
-    let step: @Sendable (RequestParameters, NativeAuthenticator.Caller) async throws -> TokenResponse
+    let finish: @Sendable (_ token: String, TokenRequest, _ scope: ScopeSet, FlowCaller) async throws -> TokenResponse
 
-    /// The three grants of `native`.
-    package static func all(_ native: NativeAuthenticator) -> [NativeFlowGrant] {
-        [NativeFlowGrant(grantType: "password", step: native.passwordToken),
-         NativeFlowGrant(grantType: "oob", step: native.codeToken),
-         NativeFlowGrant(grantType: "continuation_token", step: native.continuationToken)]
+    /// The three grants of `signIn`.
+    package static func all(_ signIn: SignIn) -> [NativeFlowGrant] {
+        [NativeFlowGrant(grantType: "password") { token, request, scope, caller in
+            try await signIn.password(token: token, password: try request.required("password"), scope: scope, caller: caller)
+         },
+         NativeFlowGrant(grantType: "oob") { token, request, scope, caller in
+             try await signIn.code(token: token, code: try request.required("oob"), scope: scope, caller: caller)
+         },
+         NativeFlowGrant(grantType: "continuation_token") { token, request, scope, caller in
+             try await signIn.afterCompletedFlow(token: token, username: request.parameters["username"], scope: scope, caller: caller)
+         }]
     }
 
     package func exchange(_ request: TokenRequest) async throws -> TokenResponse {
-        try await step(request.parameters, NativeAuthenticator.Caller(client: request.client, address: request.address,
-                                                                         language: request.language))
+        let token = try request.required("continuation_token")
+        let requested = ScopeSet(parsing: try request.required("scope"))
+        let scope: ScopeSet
+        // The native API signs in without a page: never a scope that needs the consent page.
+        do { scope = try ScopePolicy.withoutConsent(requested, client: request.client) } catch {
+            throw FlowFailure.scopeRefused(error.oauthError.errorDescription ?? "The scope is not allowed.")
+        }
+        return try await finish(token, request, scope, request.caller)
     }
+}
+
+extension TokenRequest {
+    /// The parameter `name`, or ``FlowFailure/missingParameter(_:)``.
+    func required(_ name: String) throws -> String {
+        guard let value = parameters[name] else { throw FlowFailure.missingParameter(name) }
+        return value
+    }
+
+    /// Who asks, as the flows know them.
+    var caller: FlowCaller { FlowCaller(client: client, address: address, language: language) }
 }

@@ -69,13 +69,27 @@ package enum UserClaims {
 
 /// Issues the tokens of a user grant: access token, ID token when `openid` was
 /// granted, refresh token when one was minted.
-package struct UserGrantTokens {
+package struct UserGrantTokens: Sendable {
     let issuer: TokenIssuer
     let users: any UserStore
+    let grants: any GrantStore
+    let clock: WallClock
 
-    package init(issuer: TokenIssuer, users: any UserStore) {
+    package init(issuer: TokenIssuer, users: any UserStore, grants: any GrantStore, clock: WallClock) {
         self.issuer = issuer
         self.users = users
+        self.grants = grants
+        self.clock = clock
+    }
+
+    /// A new grant for a user who signed in just now, without a browser session (a native
+    /// flow, an email link, a native Apple sign-in), stored, and its tokens.
+    package func issue(userID: String, amr: [String], scope: ScopeSet, client: Client) async throws -> TokenResponse {
+        let now = clock.now()
+        let (grant, refresh) = mint(client: client, userID: userID, scope: scope, authTime: now, amr: amr,
+                                    sid: SecureRandom.token(bytes: 16), now: now)
+        try await grants.insertGrant(grant, refreshToken: refresh?.record)
+        return try await response(grant: grant, client: client, scope: scope, nonce: nil, refreshToken: refresh?.token)
     }
 
     /// A new grant of `client` for a user who just signed in, and its refresh token when the

@@ -13,12 +13,12 @@ package struct UpstreamTokenExchangeGrant: TokenGrant {
     static let idTokenType = "urn:ietf:params:oauth:token-type:id_token"
     static let accessTokenType = "urn:ietf:params:oauth:token-type:access_token"
     let federation: Federation
-    let native: NativeAuthenticator
+    let tokens: UserGrantTokens
     let accessTokens: AccessTokenValidator
 
-    package init(federation: Federation, native: NativeAuthenticator, accessTokens: AccessTokenValidator) {
+    package init(federation: Federation, tokens: UserGrantTokens, accessTokens: AccessTokenValidator) {
         self.federation = federation
-        self.native = native
+        self.tokens = tokens
         self.accessTokens = accessTokens
     }
 
@@ -74,7 +74,7 @@ package struct UpstreamTokenExchangeGrant: TokenGrant {
     }
 
     func tokens(for user: User, scope: ScopeSet, client: Client, isNewUser: Bool) async throws -> TokenResponse {
-        var response = try await native.issueTokens(userID: user.id, amr: ["fed"], scope: scope, client: client)
+        var response = try await tokens.issue(userID: user.id, amr: ["fed"], scope: scope, client: client)
         response.issuedTokenType = Self.accessTokenType
         response.isNewUser = isNewUser
         return response

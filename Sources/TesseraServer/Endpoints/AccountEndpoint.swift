@@ -27,7 +27,7 @@ struct AccountEndpoint {
                 throw OAuthError(.invalidToken, "The access token is not a user's.")
             }
             guard client.firstParty else { throw OAuthError(.insufficientScope, "Only the account's first-party apps may read this.") }
-            return try Responses.json(["linked_providers": JSONValue.array(try await provider.linkedProviders(of: user).map(JSONValue.string))])
+            return try Responses.json(LinkedProvidersAnswer(linkedProviders: try await provider.linkedProviders(of: user)))
         } catch let error as OAuthError {
             return Responses.bearerError(error)
         }
@@ -157,7 +157,7 @@ struct AccountEndpoint {
                                               deviceHash: tokenHash(device))
             do {
                 try await links.send(link, clientID: EmailLinks.accountClientID, clientAddress: context.addressKey)
-            } catch let error as NativeAuthError where error.error == "slow_down" {
+            } catch FlowFailure.tooManyCodes {
                 return reauthenticationPage(request, user: user, reason: nil, message: language.text(.linkSendThrottled),
                                             status: .tooManyRequests)
             }

@@ -19,10 +19,10 @@ struct EmailLinkEndpoints {
 
     func register(on router: Router<TesseraRequestContext>) {
         router.post(RouterPath(TesseraPath.emailLinkSend)) { request, context in
-            await native.answer(request, context) { parameters, caller in try await send(parameters, caller: caller) }
+            await native.answer(request, context, at: nil) { parameters, caller in try await send(parameters, caller: caller) }
         }
         router.post(RouterPath(TesseraPath.emailLinkComplete)) { request, context in
-            await native.answer(request, context) { parameters, caller in try await complete(parameters, caller: caller, request: request) }
+            await native.answer(request, context, at: nil) { parameters, caller in try await complete(parameters, caller: caller, request: request) }
         }
         router.get(RouterPath(EmailLinks.linkPath)) { request, _ in try await open(request) }
         router.post(RouterPath(EmailLinks.linkPath)) { request, _ in try await confirm(request) }
@@ -35,8 +35,8 @@ struct EmailLinkEndpoints {
 
     /// `/emaillink/v1.0/send`: `email`, `continue_url`, `handle_code_in_app`, `ios_bundle_id`,
     /// `android_package_name`, `android_install_app`, `android_minimum_version`, `ui_locales`.
-    func send(_ parameters: RequestParameters, caller: NativeAuthenticator.Caller) async throws -> Response {
-        let email = NativeAuthenticator.normalise(try provider.nativeAuth.required(parameters, "email"))
+    func send(_ parameters: RequestParameters, caller: FlowCaller) async throws -> Response {
+        let email = MailAddress.normalise(try NativeAuthWire.required(parameters, "email"))
         guard MailAddress.isPlausible(email) else {
             throw NativeAuthError("invalid_request", "The email parameter is empty or not valid: it must be an email address.",
                                   suberror: "invalid_email", errorCodes: [90100])
@@ -68,15 +68,15 @@ struct EmailLinkEndpoints {
             request.androidMinimumVersion = parameters["android_minimum_version"]
         }
         try await links.send(request, clientID: caller.client.id, clientAddress: caller.address)
-        return Responses.json(try CanonicalJSON.encode(["email": JSONValue.string(email), "expires_in": .int(links.lifetime)]))
+        return Responses.json(try CanonicalJSON.encode(EmailLinkSendAnswer(email: email, expiresIn: links.lifetime)))
     }
 
     /// `/emaillink/v1.0/complete`: `email` and `oob_code` (or the whole `link`), `scope`;
     /// `operation` `link` or `reauthenticate` with the signed-in user's bearer access token.
-    func complete(_ parameters: RequestParameters, caller: NativeAuthenticator.Caller, request: Request) async throws -> Response {
-        let email = try provider.nativeAuth.required(parameters, "email")
+    func complete(_ parameters: RequestParameters, caller: FlowCaller, request: Request) async throws -> Response {
+        let email = try NativeAuthWire.required(parameters, "email")
         let code = try oobCode(parameters)
-        let scope = try provider.nativeAuth.scope(parameters, client: caller.client)
+        let scope = try NativeAuthWire.scope(parameters, client: caller.client)
         guard let record = try await links.link(code: code, for: caller.client.id) else {
             throw Self.invalidCode
         }
@@ -98,11 +98,10 @@ struct EmailLinkEndpoints {
         case .reauthenticated(let same): (user, isNew) = (same, false)
         default: throw Self.invalidCode
         }
-        let tokens = try await provider.nativeAuth.issueTokens(userID: user.id, amr: ["email"], scope: scope, client: caller.client)
-        var members = try JSONDecoder().decode([String: JSONValue].self, from: try CanonicalJSON.encode(tokens))
-        members["is_new_user"] = .bool(isNew)
-        members["email"] = .string(user.email)
-        return Responses.json(try CanonicalJSON.encode(members))
+        var tokens = try await provider.userTokens.issue(userID: user.id, amr: ["email"], scope: scope, client: caller.client)
+        tokens.isNewUser = isNew
+        tokens.email = user.email
+        return Responses.json(try CanonicalJSON.encode(tokens))
     }
 
     static let invalidCode = NativeAuthError("invalid_grant", "The link is not valid: it was already used, or belongs to another app.",
@@ -243,7 +242,7 @@ struct EmailLinkEndpoints {
         }
         let language = authorization.language(for: request, locales: pending.uiLocales)
         guard provider.csrf.isValid(form["csrf_token"], request: request) else { return authorization.expiredPage(request, language: language) }
-        let email = NativeAuthenticator.normalise(form["email"] ?? "")
+        let email = MailAddress.normalise(form["email"] ?? "")
         guard MailAddress.isPlausible(email) else {
             return authorization.loginPage(pending, client: client, interaction: interaction, request: request, email: form["email"],
                                            message: language.text(.enterEmail), status: .badRequest)
@@ -252,7 +251,7 @@ struct EmailLinkEndpoints {
         let sendRequest = EmailLinks.SendRequest(email: email, language: language, interaction: interaction, deviceHash: tokenHash(device))
         do {
             try await links.send(sendRequest, clientID: client.id, clientAddress: context.addressKey)
-        } catch let error as NativeAuthError where error.error == "slow_down" {
+        } catch FlowFailure.tooManyCodes {
             return authorization.loginPage(pending, client: client, interaction: interaction, request: request, email: email,
                                            message: language.text(.linkSendThrottled), status: .tooManyRequests)
         }

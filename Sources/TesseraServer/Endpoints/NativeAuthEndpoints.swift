@@ -10,29 +10,78 @@ struct NativeAuthEndpoints {
     let provider: Provider
 
     func register(on router: Router<TesseraRequestContext>) {
-        let native = provider.nativeAuth
-        let routes: [(NativeAuthEndpoint, @Sendable (NativeAuthenticator, RequestParameters, NativeAuthenticator.Caller) async throws -> NativeAuthAnswer)] = [
-            (.signUpStart, { try await $0.signUpStart($1, caller: $2) }),
-            (.signUpChallenge, { try await $0.signUpChallenge($1, caller: $2) }),
-            (.signUpContinue, { try await $0.signUpContinue($1, caller: $2) }),
-            (.signInInitiate, { try await $0.signInInitiate($1, caller: $2) }),
-            (.signInChallenge, { try await $0.signInChallenge($1, caller: $2) }),
-            (.resetStart, { try await $0.resetStart($1, caller: $2) }),
-            (.resetChallenge, { try await $0.resetChallenge($1, caller: $2) }),
-            (.resetContinue, { try await $0.resetContinue($1, caller: $2) }),
-            (.resetSubmit, { try await $0.resetSubmit($1, caller: $2) }),
-            (.resetPollCompletion, { try await $0.resetPollCompletion($1, caller: $2) }),
+        let flows = provider.flows
+        typealias Step = @Sendable (RequestParameters, FlowCaller) async throws -> FlowStep
+        let wire = NativeAuthWire.self
+        let routes: [(NativeAuthEndpoint, Step)] = [
+            (.signUpStart, { parameters, caller in
+                let challenges = try wire.challenges(parameters)
+                return try await flows.signUp.start(username: try wire.required(parameters, "username"), challenges: challenges,
+                                                    password: parameters["password"],
+                                                    attributes: try parameters["attributes"].map(wire.attributes), caller: caller)
+            }),
+            (.signUpChallenge, { parameters, caller in
+                try await flows.signUp.challenge(token: try wire.required(parameters, "continuation_token"),
+                                                 challenges: try wire.optionalChallenges(parameters), caller: caller)
+            }),
+            (.signUpContinue, { parameters, caller in
+                let grantType = try wire.required(parameters, "grant_type")
+                let token = try wire.required(parameters, "continuation_token")
+                switch grantType {
+                case "oob":
+                    return try await flows.signUp.submitCode(token: token, code: try wire.required(parameters, "oob"), caller: caller)
+                case "password":
+                    return try await flows.signUp.submitPassword(token: token, password: try wire.required(parameters, "password"),
+                                                                 caller: caller)
+                case "attributes":
+                    return try await flows.signUp.submitAttributes(token: token, attributes: try wire.attributes(
+                        try wire.required(parameters, "attributes")), caller: caller)
+                default:
+                    throw NativeAuthError("invalid_grant", "grant_type must be oob, password or attributes here.")
+                }
+            }),
+            (.signInInitiate, { parameters, caller in
+                let challenges = try wire.challenges(parameters)
+                return try await flows.signIn.initiate(username: try wire.required(parameters, "username"), challenges: challenges,
+                                                       caller: caller)
+            }),
+            (.signInChallenge, { parameters, caller in
+                try await flows.signIn.challenge(token: try wire.required(parameters, "continuation_token"),
+                                                 challenges: try wire.optionalChallenges(parameters), caller: caller)
+            }),
+            (.resetStart, { parameters, caller in
+                let challenges = try wire.challenges(parameters)
+                return try await flows.passwordReset.start(username: try wire.required(parameters, "username"), challenges: challenges,
+                                                           caller: caller)
+            }),
+            (.resetChallenge, { parameters, caller in
+                try await flows.passwordReset.challenge(token: try wire.required(parameters, "continuation_token"),
+                                                        challenges: try wire.optionalChallenges(parameters), caller: caller)
+            }),
+            (.resetContinue, { parameters, caller in
+                guard try wire.required(parameters, "grant_type") == "oob" else {
+                    throw NativeAuthError("invalid_grant", "grant_type must be oob here.")
+                }
+                return try await flows.passwordReset.submitCode(token: try wire.required(parameters, "continuation_token"),
+                                                                code: try wire.required(parameters, "oob"), caller: caller)
+            }),
+            (.resetSubmit, { parameters, caller in
+                try await flows.passwordReset.submitPassword(token: try wire.required(parameters, "continuation_token"),
+                                                             password: try wire.required(parameters, "new_password"), caller: caller)
+            }),
+            (.resetPollCompletion, { parameters, caller in
+                try await flows.passwordReset.pollCompletion(token: try wire.required(parameters, "continuation_token"), caller: caller)
+            }),
         ]
-        for (path, step) in routes {
-            router.post(RouterPath(path.path)) { request, context in
-                await answer(request, context) { parameters, caller in
-                    let answer = try await step(native, parameters, caller)
-                    return Responses.json(try CanonicalJSON.encode(answer.members))
+        for (endpoint, step) in routes {
+            router.post(RouterPath(endpoint.path)) { request, context in
+                await answer(request, context, at: endpoint) { parameters, caller in
+                    Responses.json(try CanonicalJSON.encode(try wire.answer(try await step(parameters, caller))))
                 }
             }
         }
         router.post(RouterPath(NativeAuthEndpoint.token.path)) { request, context in
-            await answer(request, context) { parameters, caller in try await token(parameters, caller: caller) }
+            await answer(request, context, at: .token) { parameters, caller in try await token(parameters, caller: caller) }
         }
         router.get(RouterPath(TesseraPath.nativeAuthOpenAPI)) { _, _ in
             Responses.json(Data(NativeAuthOpenAPI.document.utf8), cache: true)
@@ -40,10 +89,8 @@ struct NativeAuthEndpoints {
     }
 
     /// `/oauth2/v2.0/token`: the native grants, and `refresh_token` as at `/token`.
-    func token(_ parameters: RequestParameters, caller: NativeAuthenticator.Caller) async throws -> Response {
-        guard let grantType = parameters["grant_type"] else {
-            throw NativeAuthError.invalidRequest("The grant_type parameter is missing.", codes: [90014])
-        }
+    func token(_ parameters: RequestParameters, caller: FlowCaller) async throws -> Response {
+        guard let grantType = parameters["grant_type"] else { throw NativeAuthError.missing("grant_type") }
         guard let grant = provider.nativeGrants.grant(for: grantType) else {
             throw NativeAuthError("unsupported_grant_type", "The grant type '\(grantType)' is not supported here "
                                     + "(\(provider.nativeGrants.supported.joined(separator: ", "))).")
@@ -72,8 +119,9 @@ struct NativeAuthEndpoints {
 
     /// Parses the form, finds the client, runs `body`, and answers errors in the
     /// reference's shape; nothing unexpected escapes as more than `server_error`.
-    func answer(_ request: Request, _ context: TesseraRequestContext,
-                _ body: (RequestParameters, NativeAuthenticator.Caller) async throws -> Response) async -> Response {
+    /// `endpoint`: which native endpoint words a ``FlowFailure`` (nil: the email-link API).
+    func answer(_ request: Request, _ context: TesseraRequestContext, at endpoint: NativeAuthEndpoint?,
+                _ body: (RequestParameters, FlowCaller) async throws -> Response) async -> Response {
         let correlationID = request.headers[.init("client-request-id")!].flatMap { UUID(uuidString: $0)?.uuidString.lowercased() }
             ?? UUID().uuidString.lowercased()
         var response: Response
@@ -86,13 +134,15 @@ struct NativeAuthEndpoints {
             if let name = parameters.duplicates.sorted().first {
                 throw NativeAuthError.invalidRequest("The \(name) parameter was sent more than once.")
             }
-            let caller = NativeAuthenticator.Caller(client: try await client(parameters, request: request), address: context.addressKey,
+            let caller = FlowCaller(client: try await client(parameters, request: request), address: context.addressKey,
                                                     language: PageLanguage.negotiate(
                                                         uiLocales: (parameters["ui_locales"] ?? "").split(separator: " ").map(String.init),
                                                         acceptLanguage: request.headers[.acceptLanguage]))
             response = try await body(parameters, caller)
         } catch let error as NativeAuthError {
             response = Self.errorResponse(error, correlationID: correlationID)
+        } catch let failure as FlowFailure {
+            response = Self.errorResponse(NativeAuthWire.error(failure, at: endpoint), correlationID: correlationID)
         } catch {
             provider.logger.error("native sign-in request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
             response = Self.errorResponse(NativeAuthError("server_error", "The server could not complete the request.", status: 500),
@@ -129,31 +179,15 @@ struct NativeAuthEndpoints {
     }
 
     static func errorResponse(_ error: NativeAuthError, correlationID: String) -> Response {
-        var body: [String: JSONValue] = error.extra
-        body["error"] = .string(error.error)
-        body["error_description"] = .string(error.description)
-        body["error_codes"] = .array(error.errorCodes.map { .int(Int64($0)) })
-        if let suberror = error.suberror { body["suberror"] = .string(suberror) }
-        body["timestamp"] = .string(timestamp(Date()))
-        body["trace_id"] = .string(UUID().uuidString.lowercased())
-        body["correlation_id"] = .string(correlationID)
+        let body = error.answer(correlationID: correlationID, now: Date())
         var response = Responses.json((try? CanonicalJSON.encode(body)) ?? Data(), status: .init(code: error.status))
-        if let wait = error.extra["retry_after"]?.intValue { response.headers[.retryAfter] = String(wait) }
+        if let wait = error.retryAfter { response.headers[.retryAfter] = String(wait) }
         // RFC 6749 §5.2 and RFC 6750 §3: a 401 says how to authenticate.
         if error.status == 401 {
             response.headers[.wwwAuthenticate] = error.error == "invalid_token"
                 ? "Bearer realm=\"tessera\", error=\"invalid_token\"" : "Basic realm=\"tessera\""
         }
         return response
-    }
-
-    /// `2026-11-22 10:15:00Z`, as the reference writes it.
-    static func timestamp(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss'Z'"
-        return formatter.string(from: date)
     }
 
     static func subject(ofIDToken token: String) -> String? {

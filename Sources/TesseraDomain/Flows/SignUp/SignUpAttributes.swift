@@ -58,7 +58,7 @@ public struct SignUpAttribute: Sendable, Equatable, Codable {
     }
 
     /// The `type` the app is told in `required_attributes`.
-    var type: String {
+    package var type: String {
         switch shape {
         case .boolean: "boolean"
         case .integer, .integerEnum: "integer"
@@ -105,18 +105,12 @@ public struct SignUpAttribute: Sendable, Equatable, Codable {
         }
         return .success(value)
     }
-
-    /// What `required_attributes` says about it.
-    var description: JSONValue {
-        var members: [String: JSONValue] = ["name": .string(name), "type": .string(type), "required": .bool(required)]
-        if let pattern { members["options"] = .object(["regex": .string(pattern)]) }
-        return .object(members)
-    }
 }
 
-struct AttributeProblem: Error, Equatable {
-    var name: String
-    var reason: String
+/// An attribute value the sign-up refuses, and why ("must be at most 256 characters").
+package struct AttributeProblem: Error, Sendable, Equatable {
+    package var name: String
+    package var reason: String
 }
 
 /// The configured sign-up attributes, and how collected values become a profile.
@@ -145,12 +139,9 @@ public struct SignUpAttributes: Sendable, Equatable {
         }
     }
 
-    /// Checks a JSON object of attributes the app sent; returns the accepted values by
-    /// attribute name, or every problem at once.
-    func parse(_ text: String) -> Result<[String: JSONValue], NativeAuthError> {
-        guard let data = text.data(using: .utf8), let object = try? JSONDecoder().decode([String: JSONValue].self, from: data) else {
-            return .failure(.invalidRequest("attributes must be a JSON object such as {\"given_name\": \"Anna\"}."))
-        }
+    /// Checks the attributes the app sent (a JSON object's members); returns the accepted
+    /// values by attribute name, or every problem at once.
+    func parse(_ object: [String: JSONValue]) -> Result<[String: JSONValue], FlowFailure> {
         var accepted: [String: JSONValue] = [:], problems: [AttributeProblem] = []
         let byName = Dictionary(uniqueKeysWithValues: attributes.map { ($0.name, $0) })
         for (name, sent) in object.sorted(by: { $0.key < $1.key }) {
@@ -162,15 +153,7 @@ public struct SignUpAttributes: Sendable, Equatable {
             case .failure(let problem): problems.append(problem)
             }
         }
-        guard problems.isEmpty else {
-            let list = problems.map { "\($0.name) \($0.reason)" }.joined(separator: "; ")
-            return .failure(NativeAuthError("invalid_grant", "Some attributes are not valid: \(list).",
-                                            suberror: "attribute_validation_failed",
-                                            extra: ["invalid_attributes": .array(problems.map {
-                                                .object(["name": .string($0.name), "reason": .string($0.reason)])
-                                            })]))
-        }
-        return .success(accepted)
+        return problems.isEmpty ? .success(accepted) : .failure(.invalidAttributes(problems))
     }
 
     /// The required attributes still missing, of the first page that has any.

@@ -15,16 +15,18 @@ package struct EmailLinks: Sendable {
     let maxWrongEmails = 5
     let issuer: String
     let store: any EmailLinkStore & UserStore & StoreTransactions
-    let native: NativeAuthenticator
+    let limits: MailLimits
+    let mail: FlowMail
     let clock: WallClock
     let logger: Logger
 
     package init(lifetime: Int64, issuer: String, store: any EmailLinkStore & UserStore & StoreTransactions,
-                 native: NativeAuthenticator, clock: WallClock, logger: Logger) {
+                 limits: MailLimits, mail: FlowMail, clock: WallClock, logger: Logger) {
         self.lifetime = lifetime
         self.issuer = issuer
         self.store = store
-        self.native = native
+        self.limits = limits
+        self.mail = mail
         self.clock = clock
         self.logger = logger
     }
@@ -67,18 +69,16 @@ package struct EmailLinks: Sendable {
     /// creates it). Only the limits can refuse, and they don't depend on the account either.
     /// `clientID`: the app the link is for, or ``accountClientID`` for the account page's own links.
     package func send(_ request: SendRequest, clientID: String, clientAddress: String) async throws {
-        try await native.checkHourlyLimits(email: request.email, clientAddress: clientAddress)
+        try await limits.check(email: request.email, clientAddress: clientAddress)
         let now = clock.now()
         let code = SecureRandom.token()
         let record = EmailLinkRecord(clientID: clientID, email: request.email, continueURL: request.continueURL,
                                      handleInApp: request.handleInApp, interaction: request.interaction, deviceHash: request.deviceHash,
                                      language: request.language.rawValue, wrongAttempts: 0, createdAt: now, expiresAt: now + lifetime)
         try await store.insertEmailLink(codeHash: tokenHash(code), record)
-        try await native.store.recordCodeSent(email: request.email, clientAddress: clientAddress, now: now)
-        try await native.mailer.send(try native.templates.message(
-            .signInLink(link: link(code: code, request: request, clientID: clientID), minutes: Int((lifetime + 59) / 60)),
-            to: request.email, language: request.language, issuerHost: native.issuerHost,
-            metadata: ["flow": "emaillink"], expiresAt: record.expiresAt))
+        try await limits.record(email: request.email, clientAddress: clientAddress)
+        try await mail.send(.signInLink(link: link(code: code, request: request, clientID: clientID), minutes: Int((lifetime + 59) / 60)),
+                            to: request.email, language: request.language, flow: "emaillink", expiresAt: record.expiresAt)
     }
 
     /// `{issuer}/emaillink/v1.0/signin?mode=signIn&oob_code=…&continue_url=…` and the app hints.
@@ -123,7 +123,7 @@ package struct EmailLinks: Sendable {
                 guard let used = try await store.reserveEmailAttempt(codeHash: tokenHash(code), limit: maxWrongEmails) else {
                     throw Problem.unusable(expired: false)
                 }
-                guard constantTimeEquals(Array(NativeAuthenticator.normalise(email).utf8), Array(record.email.utf8)) else {
+                guard constantTimeEquals(Array(MailAddress.normalise(email).utf8), Array(record.email.utf8)) else {
                     throw Problem.emailMismatch(attemptsLeft: max(maxWrongEmails - used, 0))
                 }
             }

@@ -120,7 +120,7 @@ struct UpstreamClaims: Sendable, Equatable {
         var claims = userInfo
         for (name, value) in idToken.claims { claims[name] = value }
         subject = idToken.subject ?? ""
-        email = claims["email"]?.stringValue.map(NativeAuthenticator.normalise)
+        email = claims["email"]?.stringValue.map(MailAddress.normalise)
         // Apple sends `email_verified` as a string in some tokens.
         emailVerified = claims["email_verified"]?.boolValue ?? (claims["email_verified"]?.stringValue == "true")
         var profile: [String: JSONValue] = [:]

@@ -1,0 +1,160 @@
+/// The answer of a native sign-in step (every endpoint but `/oauth2/v2.0/token`, which
+/// answers a token response): Entra's members, each present only where the step has it.
+/// The server encodes it; the SDK decodes it.
+public struct NativeAuthAnswer: Codable, Sendable, Equatable {
+    /// The token for the flow's next step.
+    public var continuationToken: String?
+    /// What the user is asked for next: `oob`, `password`, or `redirect` (go on in the browser).
+    public var challengeType: String?
+    /// `oob`: how the code is entered (`prompt`), where it went (`email`), the masked address.
+    public var bindingMethod: String?
+    public var challengeChannel: String?
+    public var challengeTargetLabel: String?
+    public var codeLength: Int?
+    /// `oob`: seconds before another code may be asked for.
+    public var interval: Int64?
+    /// Seconds the continuation token works (after a code is verified, or a sign-up completed).
+    public var expiresIn: Int64?
+    /// Reset: seconds between `poll_completion` calls.
+    public var pollInterval: Int64?
+    /// Reset: `succeeded` once the new password is set.
+    public var status: String?
+    /// With `challenge_type` `redirect`: why the browser is needed, when the server says.
+    public var redirectReason: String?
+
+    public init(continuationToken: String? = nil, challengeType: String? = nil, bindingMethod: String? = nil,
+                challengeChannel: String? = nil, challengeTargetLabel: String? = nil, codeLength: Int? = nil, interval: Int64? = nil,
+                expiresIn: Int64? = nil, pollInterval: Int64? = nil, status: String? = nil, redirectReason: String? = nil) {
+        self.continuationToken = continuationToken
+        self.challengeType = challengeType
+        self.bindingMethod = bindingMethod
+        self.challengeChannel = challengeChannel
+        self.challengeTargetLabel = challengeTargetLabel
+        self.codeLength = codeLength
+        self.interval = interval
+        self.expiresIn = expiresIn
+        self.pollInterval = pollInterval
+        self.status = status
+        self.redirectReason = redirectReason
+    }
+
+    /// The app must go on in the browser.
+    public static let redirect = NativeAuthAnswer(challengeType: "redirect")
+
+    enum CodingKeys: String, CodingKey {
+        case continuationToken = "continuation_token", challengeType = "challenge_type", bindingMethod = "binding_method"
+        case challengeChannel = "challenge_channel", challengeTargetLabel = "challenge_target_label", codeLength = "code_length"
+        case interval, expiresIn = "expires_in", pollInterval = "poll_interval", status, redirectReason = "redirect_reason"
+    }
+}
+
+/// An error answer of the native API and of the email-link API, in Entra's shape: `error`,
+/// an optional `suberror`, Entra's numeric `error_codes`, ids to quote to support, and
+/// what the app needs to go on (a fresh continuation token, the attributes to ask for).
+public struct NativeAuthErrorAnswer: Codable, Sendable, Equatable {
+    public var error: String
+    public var errorDescription: String?
+    public var errorCodes: [Int]?
+    public var suberror: String?
+    public var timestamp: String?
+    public var traceID: String?
+    public var correlationID: String?
+    public var continuationToken: String?
+    /// `attributes_required`: what the sign-up still needs.
+    public var requiredAttributes: [NativeAuthAttribute]?
+    /// `attribute_validation_failed`: the values refused, and why.
+    public var invalidAttributes: [NativeAuthAttributeProblem]?
+    /// `slow_down`, `temporarily_unavailable`: seconds to wait (also the `Retry-After` header).
+    public var retryAfter: Int64?
+
+    public init(error: String, errorDescription: String? = nil, errorCodes: [Int]? = nil, suberror: String? = nil,
+                timestamp: String? = nil, traceID: String? = nil, correlationID: String? = nil, continuationToken: String? = nil,
+                requiredAttributes: [NativeAuthAttribute]? = nil, invalidAttributes: [NativeAuthAttributeProblem]? = nil,
+                retryAfter: Int64? = nil) {
+        self.error = error
+        self.errorDescription = errorDescription
+        self.errorCodes = errorCodes
+        self.suberror = suberror
+        self.timestamp = timestamp
+        self.traceID = traceID
+        self.correlationID = correlationID
+        self.continuationToken = continuationToken
+        self.requiredAttributes = requiredAttributes
+        self.invalidAttributes = invalidAttributes
+        self.retryAfter = retryAfter
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case error, errorDescription = "error_description", errorCodes = "error_codes", suberror, timestamp
+        case traceID = "trace_id", correlationID = "correlation_id", continuationToken = "continuation_token"
+        case requiredAttributes = "required_attributes", invalidAttributes = "invalid_attributes", retryAfter = "retry_after"
+    }
+}
+
+/// A sign-up attribute as `required_attributes` lists it.
+public struct NativeAuthAttribute: Codable, Sendable, Equatable {
+    public var name: String
+    /// `string`, `boolean`, …
+    public var type: String
+    public var required: Bool
+    public var options: Options?
+
+    public struct Options: Codable, Sendable, Equatable {
+        /// The pattern a value must match.
+        public var regex: String?
+
+        public init(regex: String?) { self.regex = regex }
+    }
+
+    public init(name: String, type: String, required: Bool, options: Options? = nil) {
+        self.name = name
+        self.type = type
+        self.required = required
+        self.options = options
+    }
+
+    /// As the reference reads it: without `type` an attribute is a string, without `required` it is required.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(name: try container.decode(String.self, forKey: .name),
+                  type: try container.decodeIfPresent(String.self, forKey: .type) ?? "string",
+                  required: try container.decodeIfPresent(Bool.self, forKey: .required) ?? true,
+                  options: try container.decodeIfPresent(Options.self, forKey: .options))
+    }
+
+    enum CodingKeys: String, CodingKey { case name, type, required, options }
+}
+
+/// An attribute value the server refused, and why.
+public struct NativeAuthAttributeProblem: Codable, Sendable, Equatable {
+    public var name: String
+    public var reason: String
+
+    public init(name: String, reason: String) {
+        self.name = name
+        self.reason = reason
+    }
+}
+
+/// The answer of `/emaillink/v1.0/send`: where the link went, and how long it works.
+public struct EmailLinkSendAnswer: Codable, Sendable, Equatable {
+    public var email: String
+    public var expiresIn: Int64?
+
+    public init(email: String, expiresIn: Int64?) {
+        self.email = email
+        self.expiresIn = expiresIn
+    }
+
+    enum CodingKeys: String, CodingKey { case email, expiresIn = "expires_in" }
+}
+
+/// The answer of `account_providers_endpoint`: how the signed-in user can sign in.
+public struct LinkedProvidersAnswer: Codable, Sendable, Equatable {
+    /// `password`, `email`, `apple`, or an upstream provider's id.
+    public var linkedProviders: [String]
+
+    public init(linkedProviders: [String]) { self.linkedProviders = linkedProviders }
+
+    enum CodingKeys: String, CodingKey { case linkedProviders = "linked_providers" }
+}

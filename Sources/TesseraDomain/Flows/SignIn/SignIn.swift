@@ -1,0 +1,121 @@
+import Foundation
+import Logging
+import TesseraCore
+
+/// Signing in with an email address, by password or by a one-time code, and the sign-in
+/// that ends a completed sign-up or reset. Each way of finishing ends the flow in the same
+/// write that lets the tokens be issued, so a continuation token buys tokens once.
+package struct SignIn: Sendable {
+    let enumerationProtection: Bool
+    let store: any NativeFlowStore & UserStore & StoreTransactions
+    let steps: FlowSteps
+    let codes: EmailCodes
+    let passwordSignIn: PasswordSignIn
+    let tokens: UserGrantTokens
+    let clock: WallClock
+    let logger: Logger
+
+    package init(enumerationProtection: Bool, store: any NativeFlowStore & UserStore & StoreTransactions, steps: FlowSteps,
+                 codes: EmailCodes, passwordSignIn: PasswordSignIn, tokens: UserGrantTokens, clock: WallClock, logger: Logger) {
+        self.enumerationProtection = enumerationProtection
+        self.store = store
+        self.steps = steps
+        self.codes = codes
+        self.passwordSignIn = passwordSignIn
+        self.tokens = tokens
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Starts a sign-in to the account of `username`.
+    package func initiate(username: String, challenges: [Challenge], caller: FlowCaller) async throws -> FlowStep {
+        let email = try FlowSteps.address(username)
+        let user = try await store.user(email: email)
+        if user == nil && !enumerationProtection { throw FlowFailure.accountNotFound }
+        guard challenges.contains(.oob) || challenges.contains(.password) else { return .browserRequired }
+        var flow = try steps.newFlow(.signIn, email: email, challenges: challenges, caller: caller)
+        flow.userID = user?.id
+        return try await steps.begin(flow)
+    }
+
+    /// Asks for the password when the account has one and the app can, or sends a code.
+    package func challenge(token: String, challenges sent: [Challenge]?, caller: FlowCaller) async throws -> FlowStep {
+        let flow = try await steps.current(token, .signIn, caller: caller, steps: [.started, .codeSent, .passwordRequested])
+        let challenges = FlowSteps.challenges(sent, flow: flow)
+        let user = try await flow.userID.asyncMap { try await store.user(id: $0) } ?? nil
+        // With enumeration protection the challenge depends only on what the app can do: a
+        // password when it listed one (an account without one, like an unknown address, then
+        // fails with the one invalid_grant), so the answer tells nothing about the account. An
+        // app that wants a code for such users asks for it with challenge_type=oob redirect.
+        let hasPassword = enumerationProtection || user?.passwordHash != nil
+        // Once a code was sent, asking again means "send another code".
+        if challenges.contains(.password) && hasPassword && flow.step != .codeSent {
+            var next = flow
+            next.step = .passwordRequested
+            return .passwordRequested(token: try await steps.advance(next, from: token))
+        }
+        guard challenges.contains(.oob) else { return .browserRequired }
+        return try await codes.send(flow, from: token, caller: caller, email: Email.signInCode, deliver: user != nil)
+    }
+
+    /// Finishes with the password the flow asked for.
+    package func password(token: String, password: String, scope: ScopeSet, caller: FlowCaller) async throws -> TokenResponse {
+        let flow = try await steps.current(token, .signIn, caller: caller, steps: [.passwordRequested])
+        switch try await passwordSignIn.signIn(email: flow.email, password: password, from: .init(address: caller.address)) {
+        case .success(let user):
+            return try await finish(flow, userID: user.id, amr: ["pwd"], from: token, scope: scope, caller: caller)
+        case .failure(.badCredentials):
+            throw flow.userID != nil || enumerationProtection ? FlowFailure.invalidCredentials : FlowFailure.accountNotFound
+        case .failure(.throttled):
+            throw FlowFailure.locked
+        case .failure(.busy):
+            throw FlowFailure.busy
+        }
+    }
+
+    /// Finishes with the one-time code the flow sent; it proves the address.
+    package func code(token: String, code: String, scope: ScopeSet, caller: FlowCaller) async throws -> TokenResponse {
+        var flow = try await steps.current(token, .signIn, caller: caller, steps: [.codeSent])
+        try await codes.check(code, flow: &flow, token: token)
+        guard let userID = flow.userID else { throw FlowFailure.wrongCode(attemptsLeft: nil) }
+        return try await finish(flow, userID: userID, amr: ["otp"], from: token, scope: scope, caller: caller, provesAddress: true)
+    }
+
+    /// Signs in at the end of a completed sign-up or reset; `username`, when the app sends
+    /// it, must be the flow's address.
+    package func afterCompletedFlow(token: String, username: String?, scope: ScopeSet, caller: FlowCaller) async throws -> TokenResponse {
+        let flow = try await steps.current(token, nil, caller: caller, steps: [.completed])
+        guard flow.kind != .signIn, let userID = flow.userID else { throw FlowFailure.unknownFlow }
+        if let username, MailAddress.normalise(username) != flow.email { throw FlowFailure.usernameMismatch }
+        return try await finish(flow, userID: userID, amr: flow.amr, from: token, scope: scope, caller: caller)
+    }
+
+    /// Ends the flow and issues the tokens. A code sign-in (`provesAddress`) proved the
+    /// address in the same step: ``AccountRules/addressProven(_:now:in:)`` runs in the
+    /// transaction that ends the flow.
+    func finish(_ flow: NativeFlow, userID: String, amr: [String], from token: String, scope: ScopeSet, caller: FlowCaller,
+                provesAddress: Bool = false) async throws -> TokenResponse {
+        let now = clock.now()
+        let ended = try await store.transaction { tx in
+            guard try await tx.advanceFlow(flow, from: tokenHash(token), to: nil) else { return false }
+            if provesAddress, let user = try await tx.user(id: userID) {
+                if try await AccountRules.addressProven(user, now: now, in: tx).secured {
+                    logger.notice("a code sign-in secured an unverified account: its password, unproven identities, sessions and tokens are gone",
+                                  metadata: ["user": "\(userID)"])
+                }
+            }
+            return true
+        }
+        guard ended else { throw FlowFailure.unknownFlow }
+        return try await tokens.issue(userID: userID, amr: amr, scope: scope, client: caller.client)
+    }
+}
+
+extension Optional {
+    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        switch self {
+        case .some(let value): try await transform(value)
+        case .none: nil
+        }
+    }
+}
