@@ -16,15 +16,15 @@ extension OIDCClient {
 }
 
 extension NativeAuthClient {
-    /// A client of `clientId` at `issuer` that sends HTTP through a ``URLSessionTransport``.
+    /// A client of `clientID` at `issuer` that sends HTTP through a ``URLSessionTransport``.
     ///
     /// - Parameters:
     ///   - challengeTypes: what the app's screens handle; `[.oob, .password, .redirect]` by default.
     ///   - scopes: what sign-ins ask for unless they say otherwise.
     ///   - now: the clock for ID-token validation.
-    public convenience init(issuer: URL, clientId: String, challengeTypes: [NativeAuthChallengeType] = [.oob, .password, .redirect],
+    public convenience init(issuer: URL, clientID: String, challengeTypes: [NativeAuthChallengeType] = [.oob, .password, .redirect],
                             scopes: [String] = NativeAuthClient.defaultScopes, now: @escaping @Sendable () -> Date = { Date() }) {
-        self.init(issuer: issuer, clientId: clientId, challengeTypes: challengeTypes, scopes: scopes, transport: URLSessionTransport(),
+        self.init(issuer: issuer, clientID: clientID, challengeTypes: challengeTypes, scopes: scopes, transport: URLSessionTransport(),
                   now: now)
     }
 
@@ -35,15 +35,31 @@ extension NativeAuthClient {
 }
 
 extension EmailLinkAuth {
-    /// Email links for the first-party client `clientId` at `issuer`, over a ``URLSessionTransport``.
+    /// Email links for the first-party client `clientID` at `issuer`, over a ``URLSessionTransport``.
     ///
     /// - Parameters:
     ///   - scopes: what sign-ins ask for unless they say otherwise.
     ///   - pendingEmails: where to remember the address a link was sent to.
     ///   - now: the clock for ID-token validation.
+    public convenience init(issuer: URL, clientID: String, scopes: [String] = NativeAuthClient.defaultScopes,
+                            pendingEmails: (any PendingEmailStore)? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.init(issuer: issuer, clientID: clientID, scopes: scopes, pendingEmails: pendingEmails, transport: URLSessionTransport(),
+                  now: now)
+    }
+}
+
+extension NativeAuthClient {
+    @available(*, deprecated, renamed: "init(issuer:clientID:challengeTypes:scopes:now:)")
+    public convenience init(issuer: URL, clientId: String, challengeTypes: [NativeAuthChallengeType] = [.oob, .password, .redirect],
+                            scopes: [String] = NativeAuthClient.defaultScopes, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.init(issuer: issuer, clientID: clientId, challengeTypes: challengeTypes, scopes: scopes, now: now)
+    }
+}
+
+extension EmailLinkAuth {
+    @available(*, deprecated, renamed: "init(issuer:clientID:scopes:pendingEmails:now:)")
     public convenience init(issuer: URL, clientId: String, scopes: [String] = NativeAuthClient.defaultScopes,
                             pendingEmails: (any PendingEmailStore)? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
-        self.init(issuer: issuer, clientId: clientId, scopes: scopes, pendingEmails: pendingEmails, transport: URLSessionTransport(),
-                  now: now)
+        self.init(issuer: issuer, clientID: clientId, scopes: scopes, pendingEmails: pendingEmails, now: now)
     }
 }

@@ -4,13 +4,13 @@ import TesseraCore
 /// An OpenID Connect authorization request (OpenID Connect Core §3.1.2.1, RFC 6749 §4.1.1)
 /// with PKCE (RFC 7636): what the app sends the user's browser to the provider with.
 ///
-/// It mirrors Sber ID's `SIDAuthRequest` (`scope`, `state`, `nonce`, `redirectUri`,
-/// `codeChallenge`, `codeChallengeMethod`, `ssoBaseUrl`) and AppAuth's
+/// It mirrors Sber ID's `SIDAuthRequest` (`scope`, `state`, `nonce`, `redirectURI`,
+/// `codeChallenge`, `codeChallengeMethod`, `ssoBaseURL`) and AppAuth's
 /// `OIDAuthorizationRequest`. By default `state`, `nonce` and the PKCE verifier are generated,
 /// so the shortest correct request is:
 ///
 /// ```swift
-/// let request = AuthRequest(clientId: "my-app", redirectUri: "com.example.app:/callback")
+/// let request = AuthRequest(clientID: "my-app", redirectURI: "com.example.app:/callback")
 /// let url = try await client.authorizationURL(for: request)
 /// ```
 ///
@@ -23,7 +23,7 @@ public struct AuthRequest: Sendable, Equatable, Codable {
     public static let defaultScope = "openid profile email offline_access"
 
     /// `client_id` (RFC 6749 §2.2).
-    public var clientId: String
+    public var clientID: String
     /// `scope`, space-separated (RFC 6749 §3.3). OpenID Connect requests contain `openid`.
     public var scope: String
     /// `state`: an unguessable value bound to this request, checked on the redirect (RFC 6749 §10.12).
@@ -31,7 +31,7 @@ public struct AuthRequest: Sendable, Equatable, Codable {
     /// `nonce`: bound into the ID token and checked there (OpenID Connect Core §3.1.2.1, §15.5.2).
     public var nonce: String?
     /// `redirect_uri`: where the provider sends the answer; registered with the client.
-    public var redirectUri: String
+    public var redirectURI: String
     /// `code_challenge` (RFC 7636 §4.2).
     public var codeChallenge: String?
     /// `code_challenge_method`: ``challengeMethod`` when ``codeChallenge`` is set.
@@ -43,7 +43,7 @@ public struct AuthRequest: Sendable, Equatable, Codable {
     /// ``AuthUtils/getSSOUrlStringFrom(_:parameterNames:)``). When set, the authorization
     /// request goes to the provider's authorization path on this base instead of the
     /// discovered endpoint; the base must be a host the app trusts.
-    public var ssoBaseUrl: String?
+    public var ssoBaseURL: String?
     /// `response_mode` (OAuth 2.0 Multiple Response Type Encoding Practices §2.1): `nil` for the
     /// default `query`, or `fragment`. Apps can't receive `form_post`.
     public var responseMode: String?
@@ -60,33 +60,40 @@ public struct AuthRequest: Sendable, Equatable, Codable {
     /// Any other parameter, sent as is. Standard parameters set above win over a duplicate here.
     public var additionalParameters: [String: String]
 
+    /// The stored names: an app may keep a request across a restart, and requests stored
+    /// before the `ID`/`URI`/`URL` spellings still decode.
+    enum CodingKeys: String, CodingKey {
+        case clientID = "clientId", scope, state, nonce, redirectURI = "redirectUri", codeChallenge, codeChallengeMethod
+        case codeVerifier, ssoBaseURL = "ssoBaseUrl", responseMode, prompt, loginHint, uiLocales, maxAge, claims, additionalParameters
+    }
+
     /// A request with fresh `state`, `nonce` and PKCE verifier (S256).
-    public init(clientId: String, scope: String = AuthRequest.defaultScope, redirectUri: String,
+    public init(clientID: String, scope: String = AuthRequest.defaultScope, redirectURI: String,
                 state: String = AuthUtils.generateState(), nonce: String? = AuthUtils.generateNonce(),
-                codeVerifier: String = AuthUtils.createVerifier(), ssoBaseUrl: String? = nil,
+                codeVerifier: String = AuthUtils.createVerifier(), ssoBaseURL: String? = nil,
                 additionalParameters: [String: String] = [:]) {
-        self.clientId = clientId
+        self.clientID = clientID
         self.scope = scope
-        self.redirectUri = redirectUri
+        self.redirectURI = redirectURI
         self.state = state
         self.nonce = nonce
         self.codeVerifier = codeVerifier
         self.codeChallenge = AuthUtils.createChallenge(codeVerifier)
         self.codeChallengeMethod = Self.challengeMethod
-        self.ssoBaseUrl = ssoBaseUrl
+        self.ssoBaseURL = ssoBaseURL
         self.additionalParameters = additionalParameters
     }
 
-    /// Seed-style initialiser (Sber ID's `SIDAuthRequest(clientId:scope:state:nonce:ssoBaseUrl:redirectUri:codeChallenge:codeChallengeMethod:)`):
+    /// Seed-style initialiser (Sber ID's `SIDAuthRequest(clientID:scope:state:nonce:ssoBaseURL:redirectURI:codeChallenge:codeChallengeMethod:)`):
     /// every value chosen by the app. Pass ``codeVerifier`` too if the SDK should redeem the code.
-    public init(clientId: String, scope: String, state: String, nonce: String?, ssoBaseUrl: String? = nil, redirectUri: String,
+    public init(clientID: String, scope: String, state: String, nonce: String?, ssoBaseURL: String? = nil, redirectURI: String,
                 codeChallenge: String?, codeChallengeMethod: String?, codeVerifier: String? = nil) {
-        self.clientId = clientId
+        self.clientID = clientID
         self.scope = scope
         self.state = state
         self.nonce = nonce
-        self.ssoBaseUrl = ssoBaseUrl
-        self.redirectUri = redirectUri
+        self.ssoBaseURL = ssoBaseURL
+        self.redirectURI = redirectURI
         self.codeChallenge = codeChallenge
         self.codeChallengeMethod = codeChallengeMethod
         self.codeVerifier = codeVerifier
@@ -96,7 +103,7 @@ public struct AuthRequest: Sendable, Equatable, Codable {
     /// The query parameters of the request, in a stable order (RFC 6749 §4.1.1, OpenID Connect Core §3.1.2.1).
     public var parameters: [(name: String, value: String)] {
         var pairs: [(String, String)] = [
-            ("response_type", "code"), ("client_id", clientId), ("redirect_uri", redirectUri), ("scope", scope), ("state", state),
+            ("response_type", "code"), ("client_id", clientID), ("redirect_uri", redirectURI), ("scope", scope), ("state", state),
         ]
         if let nonce { pairs.append(("nonce", nonce)) }
         if let codeChallenge {
@@ -132,7 +139,7 @@ public struct AuthRequest: Sendable, Equatable, Codable {
     }
 
     /// The authorization URL from discovery: the provider's `authorization_endpoint`, or, when
-    /// ``ssoBaseUrl`` is set, that endpoint's path on the SSO base.
+    /// ``ssoBaseURL`` is set, that endpoint's path on the SSO base.
     ///
     /// A deep link can carry any URL, so an SSO base is used only when its host is the issuer's
     /// or one of `trustedSSOHosts`; otherwise this throws rather than send the user to a page
@@ -141,13 +148,13 @@ public struct AuthRequest: Sendable, Equatable, Codable {
         guard let endpoint = URL(string: metadata.authorizationEndpoint) else {
             throw AuthError(.discovery, "authorization_endpoint '\(metadata.authorizationEndpoint)' is not a URL")
         }
-        guard let ssoBaseUrl, !ssoBaseUrl.isEmpty else { return try authorizationURL(endpoint: endpoint) }
-        guard let base = URLComponents(string: ssoBaseUrl), let host = base.host?.lowercased(), base.scheme != nil else {
-            throw AuthError(.configuration, "ssoBaseUrl '\(ssoBaseUrl)' is not an absolute URL")
+        guard let ssoBaseURL, !ssoBaseURL.isEmpty else { return try authorizationURL(endpoint: endpoint) }
+        guard let base = URLComponents(string: ssoBaseURL), let host = base.host?.lowercased(), base.scheme != nil else {
+            throw AuthError(.configuration, "ssoBaseURL '\(ssoBaseURL)' is not an absolute URL")
         }
         let issuerHost = URL(string: metadata.issuer)?.host?.lowercased()
         guard host == issuerHost || trustedSSOHosts.contains(where: { $0.lowercased() == host }) else {
-            throw AuthError(.configuration, "ssoBaseUrl host '\(host)' is neither the issuer's nor a trusted SSO host")
+            throw AuthError(.configuration, "ssoBaseURL host '\(host)' is neither the issuer's nor a trusted SSO host")
         }
         guard var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false) else {
             throw AuthError(.discovery, "authorization_endpoint '\(endpoint)' is not a URL")
@@ -158,7 +165,7 @@ public struct AuthRequest: Sendable, Equatable, Codable {
         var prefix = base.percentEncodedPath
         while prefix.hasSuffix("/") { prefix.removeLast() }
         components.percentEncodedPath = prefix + components.percentEncodedPath
-        guard let url = components.url else { throw AuthError(.configuration, "cannot combine ssoBaseUrl with \(endpoint)") }
+        guard let url = components.url else { throw AuthError(.configuration, "cannot combine ssoBaseURL with \(endpoint)") }
         return try authorizationURL(endpoint: url)
     }
 
@@ -190,9 +197,9 @@ public enum AuthUtils {
     ///
     /// The value is looked for in the query (then the fragment) under `parameterNames`, in order.
     /// Only an `https` URL (or `http` on a loopback address) is accepted; its path, query and
-    /// credentials are dropped. Pass the result as ``AuthRequest/ssoBaseUrl``.
+    /// credentials are dropped. Pass the result as ``AuthRequest/ssoBaseURL``.
     public static func getSSOUrlStringFrom(_ url: URL?,
-                                           parameterNames: [String] = ["ssoBaseUrl", "sso_base_url", "sberIDRedirect"]) -> String? {
+                                           parameterNames: [String] = ["ssoBaseURL", "sso_base_url", "sberIDRedirect"]) -> String? {
         guard let url, let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
         let pairs = FormEncoding.pairs(components.percentEncodedQuery ?? "") + FormEncoding.pairs(components.percentEncodedFragment ?? "")
         for name in parameterNames {

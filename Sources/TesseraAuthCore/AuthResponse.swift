@@ -20,7 +20,7 @@ public struct AuthResponse: Sendable, Equatable {
     /// `error_description`: human-readable detail from the provider.
     public var errorDescription: String?
     /// `error_uri`.
-    public var errorUri: String?
+    public var errorURI: String?
     /// `iss`: the issuer that sent the answer (RFC 9207 §2).
     public var iss: String?
     /// The `nonce` the ID token must carry: copied from the request when validated (as the seed's
@@ -53,7 +53,7 @@ public struct AuthResponse: Sendable, Equatable {
         authCode = values.removeValue(forKey: "code")
         error = values.removeValue(forKey: "error")
         errorDescription = values.removeValue(forKey: "error_description")
-        errorUri = values.removeValue(forKey: "error_uri")
+        errorURI = values.removeValue(forKey: "error_uri")
         iss = values.removeValue(forKey: "iss")
         additionalParameters = values
         duplicates = Set(FormEncoding.pairs(text).map(\.0).reduce(into: [String: Int]()) { $0[$1, default: 0] += 1 }
@@ -82,8 +82,8 @@ public struct AuthResponse: Sendable, Equatable {
         guard duplicates.isEmpty else {
             throw AuthError.invalidResponse("the redirect repeats \(duplicates.sorted().joined(separator: ", "))")
         }
-        guard Self.sameEndpoint(url, request.redirectUri) else {
-            throw AuthError(.configuration, "the callback \(url.absoluteString) is not for the redirect URI \(request.redirectUri)")
+        guard Self.sameEndpoint(url, request.redirectURI) else {
+            throw AuthError(.configuration, "the callback \(url.absoluteString) is not for the redirect URI \(request.redirectURI)")
         }
         if let expectedIssuer {
             if let iss {
@@ -104,9 +104,9 @@ public struct AuthResponse: Sendable, Equatable {
 
     /// Whether `url` is at the redirect URI: same scheme, host, port and path; the query
     /// carries the answer. A loopback redirect URI without a port matches any port (RFC 8252 §7.3).
-    static func sameEndpoint(_ url: URL, _ redirectUri: String) -> Bool {
+    static func sameEndpoint(_ url: URL, _ redirectURI: String) -> Bool {
         guard let actual = URLComponents(url: url, resolvingAgainstBaseURL: false),
-              let expected = URLComponents(string: redirectUri) else { return false }
+              let expected = URLComponents(string: redirectURI) else { return false }
         let anyPort = expected.port == nil && AuthUtils.isLoopback(host: expected.host)
         func path(_ c: URLComponents) -> String { c.percentEncodedPath.isEmpty ? "/" : c.percentEncodedPath }
         return actual.scheme?.lowercased() == expected.scheme?.lowercased()

@@ -40,7 +40,7 @@ public actor AuthState {
     /// The session kept in `store`. Tokens of another issuer or client are ignored (signed out).
     public static func restore(client: OIDCClient, store: any TokenStore) async throws -> AuthState {
         var tokens = try await store.load()
-        if let stored = tokens, stored.issuer != client.configuration.issuerIdentifier || stored.clientId != client.configuration.clientId {
+        if let stored = tokens, stored.issuer != client.configuration.issuerIdentifier || stored.clientID != client.configuration.clientID {
             tokens = nil
         }
         return AuthState(client: client, tokens: tokens, store: store)
@@ -181,8 +181,8 @@ public actor AuthState {
     /// The provider's logout URL for this session (RP-Initiated Logout 1.0), with the ID token as
     /// `id_token_hint`. Build it before ``signOut()`` (which forgets the ID token) and open it with
     /// an ``ExternalUserAgent`` afterwards to end the provider's browser session too.
-    public func endSessionURL(postLogoutRedirectUri: String? = nil, state: String? = nil) async throws -> URL {
-        try await client.endSessionURL(idTokenHint: tokens?.idToken, postLogoutRedirectUri: postLogoutRedirectUri, state: state)
+    public func endSessionURL(postLogoutRedirectURI: String? = nil, state: String? = nil) async throws -> URL {
+        try await client.endSessionURL(idTokenHint: tokens?.idToken, postLogoutRedirectURI: postLogoutRedirectURI, state: state)
     }
 
     private func persist(_ tokens: TokenSet) async throws {

@@ -21,8 +21,8 @@ import TesseraCore
 ///     private let anchor: ASPresentationAnchor
 ///     init(anchor: ASPresentationAnchor) { self.anchor = anchor }
 ///
-///     func present(_ url: URL, redirectUri: String) async throws -> URL {
-///         let scheme = URL(string: redirectUri)?.scheme
+///     func present(_ url: URL, redirectURI: String) async throws -> URL {
+///         let scheme = URL(string: redirectURI)?.scheme
 ///         return try await withCheckedThrowingContinuation { continuation in
 ///             let session = ASWebAuthenticationSession(url: url, callbackURLScheme: scheme) { callback, error in
 ///                 if let callback {
@@ -44,11 +44,11 @@ import TesseraCore
 /// ```
 public protocol ExternalUserAgent: Sendable {
     /// Shows `url` (an authorization or logout URL) and returns the URL the provider redirected
-    /// the browser to at `redirectUri`, query or fragment included.
+    /// the browser to at `redirectURI`, query or fragment included.
     ///
     /// Throws ``AuthError`` with ``AuthError/Code/cancelled`` when the user gives up, and
     /// ``AuthError/Code/timeout`` when no redirect arrives in time.
-    func present(_ url: URL, redirectUri: String) async throws -> URL
+    func present(_ url: URL, redirectURI: String) async throws -> URL
 }
 
 /// The user agent of a command-line or desktop program (RFC 8252 §7.3): opens the system
@@ -56,12 +56,12 @@ public protocol ExternalUserAgent: Sendable {
 ///
 /// ```swift
 /// let listener = try LoopbackRedirectListener()
-/// let request = client.makeRequest(redirectUri: listener.redirectUri)
+/// let request = client.makeRequest(redirectURI: listener.redirectURI)
 /// let agent = LoopbackUserAgent(listener: listener) { url in openInBrowser(url) }
 /// let result = try await client.authorize(request, using: agent)
 /// ```
 public struct LoopbackUserAgent: ExternalUserAgent {
-    /// The listener whose ``LoopbackRedirectListener/redirectUri`` the request uses.
+    /// The listener whose ``LoopbackRedirectListener/redirectURI`` the request uses.
     public let listener: LoopbackRedirectListener
     /// How long to wait for the browser.
     public var timeout: Duration
@@ -78,7 +78,7 @@ public struct LoopbackUserAgent: ExternalUserAgent {
 
     /// Opens `url`, then waits for the redirect; redirects whose `state` is not the one in `url`
     /// are answered with an error page and ignored, so a stray request can't end the wait.
-    public func present(_ url: URL, redirectUri: String) async throws -> URL {
+    public func present(_ url: URL, redirectURI: String) async throws -> URL {
         let state = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery
             .flatMap { FormEncoding.pairs($0).first { $0.0 == "state" }?.1 }
         openURL(url)

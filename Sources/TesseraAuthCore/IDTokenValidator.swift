@@ -12,18 +12,18 @@ public struct IDTokenValidator: Sendable {
     /// The issuer the token must name (`iss`), exactly.
     public var issuer: String
     /// The client the token must be for (`aud`, and `azp` when present).
-    public var clientId: String
+    public var clientID: String
     /// Algorithms accepted: the provider's `id_token_signing_alg_values_supported` among the ones
     /// the SDK verifies. `none` and HMAC are never accepted.
     public var allowedAlgorithms: Set<JWSAlgorithm>
     /// Seconds of clock difference tolerated on `exp` and `iat`.
     public var clockSkew: TimeInterval
 
-    /// A validator for tokens of `issuer` to `clientId`, signed with one of `allowedAlgorithms`.
-    public init(issuer: String, clientId: String, allowedAlgorithms: Set<JWSAlgorithm> = Set(JWSAlgorithm.allCases),
+    /// A validator for tokens of `issuer` to `clientID`, signed with one of `allowedAlgorithms`.
+    public init(issuer: String, clientID: String, allowedAlgorithms: Set<JWSAlgorithm> = Set(JWSAlgorithm.allCases),
                 clockSkew: TimeInterval = 120) {
         self.issuer = issuer
-        self.clientId = clientId
+        self.clientID = clientID
         self.allowedAlgorithms = allowedAlgorithms
         self.clockSkew = clockSkew
     }
@@ -67,14 +67,14 @@ public struct IDTokenValidator: Sendable {
             throw AuthError.idTokenInvalid(.issuer, "the ID token's iss '\(token.issuer ?? "")' is not '\(issuer)'")
         }
         // Items 3–5: aud and azp.
-        guard token.audience.contains(clientId) else {
-            throw AuthError.idTokenInvalid(.audience, "the ID token is for \(token.audience), not the client '\(clientId)'")
+        guard token.audience.contains(clientID) else {
+            throw AuthError.idTokenInvalid(.audience, "the ID token is for \(token.audience), not the client '\(clientID)'")
         }
         if token.audience.count > 1 && token.authorizedParty == nil {
             throw AuthError.idTokenInvalid(.authorizedParty, "the ID token has several audiences and no azp")
         }
-        if let azp = token.authorizedParty, azp != clientId {
-            throw AuthError.idTokenInvalid(.authorizedParty, "the ID token's azp '\(azp)' is not the client '\(clientId)'")
+        if let azp = token.authorizedParty, azp != clientID {
+            throw AuthError.idTokenInvalid(.authorizedParty, "the ID token's azp '\(azp)' is not the client '\(clientID)'")
         }
         // Items 9–10: exp and iat.
         guard let expiresAt = token.expiresAt, let issuedAt = token.issuedAt else {

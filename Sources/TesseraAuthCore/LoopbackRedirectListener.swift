@@ -12,7 +12,7 @@ import Darwin
 /// A one-shot HTTP listener on `127.0.0.1` that receives the authorization redirect of a
 /// command-line or desktop program (RFC 8252 §7.3).
 ///
-/// It binds an ephemeral port as soon as it is created, so ``redirectUri`` is known before the
+/// It binds an ephemeral port as soon as it is created, so ``redirectURI`` is known before the
 /// authorization request is built; the provider accepts any port for a public client that
 /// registered `http://127.0.0.1/callback`. It answers the browser with a small page saying the
 /// window can be closed, and hands the full callback URL to the caller. Plain POSIX sockets:
@@ -41,7 +41,7 @@ public final class LoopbackRedirectListener: Sendable {
     }
 
     /// Binds `127.0.0.1` on `port` (0: an ephemeral port) and starts listening.
-    /// - Parameter callbackPath: the path of ``redirectUri``, starting with `/`.
+    /// - Parameter callbackPath: the path of ``redirectURI``, starting with `/`.
     public init(callbackPath: String = "/callback", port: UInt16 = 0, pages: Pages = Pages()) throws {
         precondition(callbackPath.hasPrefix("/"), "the callback path starts with /")
         self.callbackPath = callbackPath
@@ -63,7 +63,7 @@ public final class LoopbackRedirectListener: Sendable {
 
     /// `http://127.0.0.1:PORT/callback`: the redirect URI to put in the authorization request.
     /// An IP literal rather than `localhost`, as RFC 8252 §8.3 recommends.
-    public var redirectUri: String { "http://127.0.0.1:\(port)\(callbackPath)" }
+    public var redirectURI: String { "http://127.0.0.1:\(port)\(callbackPath)" }
 
     /// Stops listening. Idempotent; a pending ``waitForCallback(timeout:expectedState:)`` ends with ``AuthError/Code/cancelled``.
     public func close() {
@@ -107,7 +107,7 @@ public final class LoopbackRedirectListener: Sendable {
             let now = ContinuousClock.now
             let remaining = now.duration(to: deadline)
             if remaining <= .zero {
-                throw AuthError(.timeout, "no sign-in redirect reached \(redirectUri) within the time allowed")
+                throw AuthError(.timeout, "no sign-in redirect reached \(redirectURI) within the time allowed")
             }
             let listening = listeningSocket.withLock { $0 }
             guard listening >= 0 else { throw AuthError(.cancelled, "the loopback listener was closed") }

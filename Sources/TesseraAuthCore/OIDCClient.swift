@@ -11,11 +11,11 @@ import TesseraCore
 /// ```swift
 /// let client = OIDCClient(configuration: .init(
 ///     issuer: URL(string: "https://id.example.com")!,
-///     clientId: "my-app",
-///     redirectUri: "com.example.app:/callback"))
+///     clientID: "my-app",
+///     redirectURI: "com.example.app:/callback"))
 /// let request = client.makeRequest()
 /// let callback = try await userAgent.present(try await client.authorizationURL(for: request),
-///                                            redirectUri: request.redirectUri)
+///                                            redirectURI: request.redirectURI)
 /// let tokens = try await client.exchangeCode(from: callback, request: request)
 /// ```
 public final class OIDCClient: Sendable {
@@ -24,19 +24,19 @@ public final class OIDCClient: Sendable {
         /// The issuer identifier; discovery is at `issuer/.well-known/openid-configuration`.
         public var issuer: URL
         /// The client's `client_id`.
-        public var clientId: String
+        public var clientID: String
         /// The secret of a confidential client, sent with `client_secret_basic` (RFC 6749 §2.3.1).
         /// `nil` for a public client (an app), which proves itself with PKCE only.
         public var clientSecret: String?
         /// The redirect URI requests use unless they name their own.
-        public var redirectUri: String
+        public var redirectURI: String
         /// The scopes requests use unless they name their own.
         public var scope: String
         /// Seconds of clock difference tolerated when checking `exp` and `iat`.
         public var clockSkew: TimeInterval
         /// How long the discovery document is reused before it is fetched again.
         public var discoveryLifetime: TimeInterval
-        /// Hosts an ``AuthRequest/ssoBaseUrl`` may name besides the issuer's.
+        /// Hosts an ``AuthRequest/ssoBaseURL`` may name besides the issuer's.
         public var trustedSSOHosts: Set<String>
         /// The provider's endpoints, when it publishes no discovery document (Sign in with
         /// Apple's documented endpoints, for example); discovery is then never fetched.
@@ -48,13 +48,13 @@ public final class OIDCClient: Sendable {
         public var clientSecretProvider: (@Sendable () throws -> String)?
 
         /// A configuration; only the issuer, client id and redirect URI are required.
-        public init(issuer: URL, clientId: String, clientSecret: String? = nil, redirectUri: String,
+        public init(issuer: URL, clientID: String, clientSecret: String? = nil, redirectURI: String,
                     scope: String = AuthRequest.defaultScope, clockSkew: TimeInterval = 120, discoveryLifetime: TimeInterval = 3600,
                     trustedSSOHosts: Set<String> = []) {
             self.issuer = issuer
-            self.clientId = clientId
+            self.clientID = clientID
             self.clientSecret = clientSecret
-            self.redirectUri = redirectUri
+            self.redirectURI = redirectURI
             self.scope = scope
             self.clockSkew = clockSkew
             self.discoveryLifetime = discoveryLifetime
@@ -130,15 +130,15 @@ public final class OIDCClient: Sendable {
 
     /// A new request with this client's id, redirect URI and scopes and fresh `state`, `nonce`
     /// and PKCE verifier.
-    public func makeRequest(scope: String? = nil, redirectUri: String? = nil, ssoBaseUrl: String? = nil,
+    public func makeRequest(scope: String? = nil, redirectURI: String? = nil, ssoBaseURL: String? = nil,
                             additionalParameters: [String: String] = [:]) -> AuthRequest {
-        AuthRequest(clientId: configuration.clientId, scope: scope ?? configuration.scope,
-                    redirectUri: redirectUri ?? configuration.redirectUri, ssoBaseUrl: ssoBaseUrl,
+        AuthRequest(clientID: configuration.clientID, scope: scope ?? configuration.scope,
+                    redirectURI: redirectURI ?? configuration.redirectURI, ssoBaseURL: ssoBaseURL,
                     additionalParameters: additionalParameters)
     }
 
     /// The URL to open in the browser for `request`, from the discovered `authorization_endpoint`
-    /// (or the request's ``AuthRequest/ssoBaseUrl`` when it names a trusted host).
+    /// (or the request's ``AuthRequest/ssoBaseURL`` when it names a trusted host).
     public func authorizationURL(for request: AuthRequest) async throws -> URL {
         try request.authorizationURL(metadata: try await discover(), trustedSSOHosts: configuration.trustedSSOHosts)
     }
@@ -155,7 +155,7 @@ public final class OIDCClient: Sendable {
     /// redirect and redeems the code. Returns validated tokens.
     public func authorize(_ request: AuthRequest, using userAgent: any ExternalUserAgent) async throws -> AuthorizationResult {
         let url = try await authorizationURL(for: request)
-        let callback = try await userAgent.present(url, redirectUri: request.redirectUri)
+        let callback = try await userAgent.present(url, redirectURI: request.redirectURI)
         return try await exchangeCode(from: callback, request: request)
     }
 
@@ -173,16 +173,16 @@ public final class OIDCClient: Sendable {
             if let error = response.oauthError { throw AuthError.oauth(error) }
             throw AuthError.invalidResponse("the response has no code")
         }
-        return try await redeemCode(code, redirectUri: request.redirectUri, codeVerifier: request.codeVerifier, nonce: request.nonce,
+        return try await redeemCode(code, redirectURI: request.redirectURI, codeVerifier: request.codeVerifier, nonce: request.nonce,
                                     scope: request.scope)
     }
 
     /// Redeems an authorization code obtained some other way (a native app's Sign in with Apple
     /// code has no redirect URI), validating the ID token against `nonce`.
-    public func redeemCode(_ code: String, redirectUri: String?, codeVerifier: String?, nonce: String?,
+    public func redeemCode(_ code: String, redirectURI: String?, codeVerifier: String?, nonce: String?,
                            scope requested: String) async throws -> AuthorizationResult {
         var parameters = [("grant_type", GrantType.authorizationCode), ("code", code)]
-        if let redirectUri { parameters.append(("redirect_uri", redirectUri)) }
+        if let redirectURI { parameters.append(("redirect_uri", redirectURI)) }
         if let verifier = codeVerifier { parameters.append(("code_verifier", verifier)) }
         let receivedAt = now()
         let token = try await tokenRequest(parameters)
@@ -194,7 +194,7 @@ public final class OIDCClient: Sendable {
             throw AuthError.invalidResponse("the token response has no id_token although openid was granted (OpenID Connect Core §3.1.3.3)")
         }
         let tokens = TokenSet(response: token, receivedAt: receivedAt, issuer: configuration.issuerIdentifier,
-                              clientId: configuration.clientId)
+                              clientID: configuration.clientID)
         return AuthorizationResult(tokens: tokens, idToken: idToken)
     }
 
@@ -215,7 +215,7 @@ public final class OIDCClient: Sendable {
             _ = try await validateIDToken(raw, nonce: nil, accessToken: response.accessToken, original: original)
         }
         return TokenSet(response: response, receivedAt: receivedAt, previous: tokens, issuer: configuration.issuerIdentifier,
-                        clientId: configuration.clientId)
+                        clientID: configuration.clientID)
     }
 
     /// Posts a form to the token endpoint with this client's authentication and decodes the answer
@@ -242,13 +242,13 @@ public final class OIDCClient: Sendable {
         var headers = ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"]
         if let secret = try configuration.clientSecretProvider?() ?? configuration.clientSecret {
             if configuration.secretInBody {
-                parameters += [("client_id", configuration.clientId), ("client_secret", secret)]
+                parameters += [("client_id", configuration.clientID), ("client_secret", secret)]
             } else {
-                let pair = FormEncoding.escape(configuration.clientId) + ":" + FormEncoding.escape(secret)
+                let pair = FormEncoding.escape(configuration.clientID) + ":" + FormEncoding.escape(secret)
                 headers["Authorization"] = "Basic " + Data(pair.utf8).base64EncodedString()
             }
         } else {
-            parameters.append(("client_id", configuration.clientId))
+            parameters.append(("client_id", configuration.clientID))
         }
         let response = try await transport.send(HTTPTransportRequest(method: "POST", url: url, headers: headers,
                                                                      body: Data(FormEncoding.encode(parameters).utf8)))
@@ -283,7 +283,7 @@ public final class OIDCClient: Sendable {
     public func validateIDToken(_ raw: String, nonce: String?, accessToken: String? = nil, original: IDToken? = nil) async throws -> IDToken {
         let metadata = try await discover()
         let supported = Set((metadata.idTokenSigningAlgValuesSupported ?? ["RS256"]).compactMap(JWSAlgorithm.init(rawValue:)))
-        let validator = IDTokenValidator(issuer: metadata.issuer, clientId: configuration.clientId, allowedAlgorithms: supported,
+        let validator = IDTokenValidator(issuer: metadata.issuer, clientID: configuration.clientID, allowedAlgorithms: supported,
                                          clockSkew: configuration.clockSkew)
         let current = try await verificationKeys(metadata, forceRefresh: false)
         do {
@@ -366,7 +366,7 @@ public final class OIDCClient: Sendable {
     /// The provider's logout URL (RP-Initiated Logout 1.0 §2): open it in the browser to end the
     /// provider's session too. `idTokenHint` lets the provider log out without asking; the
     /// post-logout redirect URI must be registered for the client.
-    public func endSessionURL(idTokenHint: String?, postLogoutRedirectUri: String? = nil, state: String? = nil,
+    public func endSessionURL(idTokenHint: String?, postLogoutRedirectURI: String? = nil, state: String? = nil,
                               uiLocales: String? = nil) async throws -> URL {
         let metadata = try await discover()
         guard let endpoint = metadata.endSessionEndpoint, let url = URL(string: endpoint) else {
@@ -375,8 +375,8 @@ public final class OIDCClient: Sendable {
         try AuthRequest.checkEndpoint(url, name: "end_session_endpoint")
         var parameters: [(String, String)] = []
         if let idTokenHint { parameters.append(("id_token_hint", idTokenHint)) }
-        parameters.append(("client_id", configuration.clientId))
-        if let postLogoutRedirectUri { parameters.append(("post_logout_redirect_uri", postLogoutRedirectUri)) }
+        parameters.append(("client_id", configuration.clientID))
+        if let postLogoutRedirectURI { parameters.append(("post_logout_redirect_uri", postLogoutRedirectURI)) }
         if let state { parameters.append(("state", state)) }
         if let uiLocales { parameters.append(("ui_locales", uiLocales)) }
         guard let result = FormEncoding.appending(parameters, to: url) else { throw AuthError(.discovery, "cannot build the logout URL") }

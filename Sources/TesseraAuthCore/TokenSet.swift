@@ -22,11 +22,11 @@ public struct TokenSet: Sendable, Equatable, Codable {
     /// The issuer that issued the tokens, so a store is never used with another provider.
     public var issuer: String?
     /// The client the tokens were issued to.
-    public var clientId: String?
+    public var clientID: String?
 
     /// A token set from its parts.
     public init(accessToken: String, tokenType: String = "Bearer", expiresAt: Date? = nil, refreshToken: String? = nil,
-                idToken: String? = nil, scope: String? = nil, issuer: String? = nil, clientId: String? = nil) {
+                idToken: String? = nil, scope: String? = nil, issuer: String? = nil, clientID: String? = nil) {
         self.accessToken = accessToken
         self.tokenType = tokenType
         self.expiresAt = expiresAt
@@ -34,17 +34,17 @@ public struct TokenSet: Sendable, Equatable, Codable {
         self.idToken = idToken
         self.scope = scope
         self.issuer = issuer
-        self.clientId = clientId
+        self.clientID = clientID
     }
 
     /// The tokens of `response`, received at `receivedAt`; what it leaves out is taken from `previous` (RFC 6749 §6).
-    public init(response: TokenResponse, receivedAt: Date, previous: TokenSet? = nil, issuer: String? = nil, clientId: String? = nil) {
+    public init(response: TokenResponse, receivedAt: Date, previous: TokenSet? = nil, issuer: String? = nil, clientID: String? = nil) {
         self.init(accessToken: response.accessToken, tokenType: response.tokenType,
                   expiresAt: response.expiresIn.map { receivedAt.addingTimeInterval(TimeInterval($0)) },
                   refreshToken: response.refreshToken ?? previous?.refreshToken,
                   idToken: response.idToken ?? previous?.idToken,
                   scope: response.scope ?? previous?.scope,
-                  issuer: issuer ?? previous?.issuer, clientId: clientId ?? previous?.clientId)
+                  issuer: issuer ?? previous?.issuer, clientID: clientID ?? previous?.clientID)
     }
 
     /// Whether the access token is still good for at least `margin` seconds at `now`.
@@ -65,7 +65,7 @@ public struct TokenSet: Sendable, Equatable, Codable {
         case idToken = "id_token"
         case scope
         case issuer
-        case clientId = "client_id"
+        case clientID = "client_id"
     }
 
     /// Decodes the stored JSON; a missing `token_type` is `Bearer`.
@@ -78,7 +78,7 @@ public struct TokenSet: Sendable, Equatable, Codable {
         idToken = try container.decodeIfPresent(String.self, forKey: .idToken)
         scope = try container.decodeIfPresent(String.self, forKey: .scope)
         issuer = try container.decodeIfPresent(String.self, forKey: .issuer)
-        clientId = try container.decodeIfPresent(String.self, forKey: .clientId)
+        clientID = try container.decodeIfPresent(String.self, forKey: .clientID)
     }
 
     /// Encodes with the wire names and `expires_at` in whole Unix seconds.
@@ -91,7 +91,7 @@ public struct TokenSet: Sendable, Equatable, Codable {
         try container.encodeIfPresent(idToken, forKey: .idToken)
         try container.encodeIfPresent(scope, forKey: .scope)
         try container.encodeIfPresent(issuer, forKey: .issuer)
-        try container.encodeIfPresent(clientId, forKey: .clientId)
+        try container.encodeIfPresent(clientID, forKey: .clientID)
     }
 }
 

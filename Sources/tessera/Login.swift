@@ -26,7 +26,7 @@ struct Login: AsyncParsableCommand {
             """)
 
     @Option(help: "The provider's issuer URL, e.g. http://127.0.0.1:8080.") var issuer: String
-    @Option(help: "The public client's id.") var clientId: String
+    @Option(help: "The public client's id.") var clientID: String
     @Option(help: "The scopes to ask for.") var scope = AuthRequest.defaultScope
     @Flag(help: "Only print the URL; don't try to open a browser.") var noBrowser = false
     @Option(help: "Where to save the tokens (default $XDG_CONFIG_HOME/tessera/tokens.json or ~/.config/tessera/tokens.json).")
@@ -67,7 +67,7 @@ struct Login: AsyncParsableCommand {
         guard timeout > 0 else { throw AuthError(.configuration, "--timeout must be positive") }
         let listener = try LoopbackRedirectListener()
         defer { listener.close() }
-        let client = OIDCClient(configuration: .init(issuer: issuerURL, clientId: clientId, redirectUri: listener.redirectUri,
+        let client = OIDCClient(configuration: .init(issuer: issuerURL, clientID: clientID, redirectURI: listener.redirectURI,
                                                      scope: scope),
                                 transport: AsyncHTTPClientTransport())
         let store = FileTokenStore(fileURL: tokenFile.map { URL(fileURLWithPath: $0) } ?? FileTokenStore.defaultFileURL)
@@ -75,7 +75,7 @@ struct Login: AsyncParsableCommand {
         let openBrowser = !noBrowser
         let agent = LoopbackUserAgent(listener: listener, timeout: .seconds(timeout)) { url in
             Self.report("Open this URL in a browser to sign in:\n\n    \(url.absoluteString)\n\n"
-                + "Waiting for the browser to come back to \(listener.redirectUri) ...")
+                + "Waiting for the browser to come back to \(listener.redirectURI) ...")
             if openBrowser { Self.openInBrowser(url) }
         }
         let user = try await state.signIn(using: agent)
@@ -88,7 +88,7 @@ struct Login: AsyncParsableCommand {
             throw AuthError(.configuration, "--issuer '\(issuer)' is not an absolute URL")
         }
         let username = email ?? ""
-        let client = NativeAuthClient(issuer: issuerURL, clientId: clientId,
+        let client = NativeAuthClient(issuer: issuerURL, clientID: clientID,
                                       challengeTypes: passwordStdin ? [.oob, .password, .redirect] : [.oob, .redirect],
                                       scopes: scope.split(separator: " ").map(String.init), transport: AsyncHTTPClientTransport())
         var password: String?

@@ -43,19 +43,19 @@ struct PKCETests {
 struct AuthRequestTests {
     @Test("defaults: generated state, nonce and an S256 challenge of the kept verifier")
     func defaults() throws {
-        let request = AuthRequest(clientId: "app", redirectUri: "com.example.app:/callback")
+        let request = AuthRequest(clientID: "app", redirectURI: "com.example.app:/callback")
         #expect(request.scope == "openid profile email offline_access")
         #expect(request.codeChallengeMethod == "S256")
         #expect(request.codeChallengeMethod == AuthRequest.challengeMethod)
         let verifier = try #require(request.codeVerifier)
         #expect(request.codeChallenge == AuthUtils.createChallenge(verifier))
-        #expect(request.state != AuthRequest(clientId: "app", redirectUri: "com.example.app:/callback").state)
+        #expect(request.state != AuthRequest(clientID: "app", redirectURI: "com.example.app:/callback").state)
         #expect(request.nonce != nil)
     }
 
     @Test("the URL carries every parameter, form-encoded, and never the verifier")
     func url() throws {
-        var request = AuthRequest(clientId: "app id", scope: "openid email", redirectUri: "com.example.app:/cb?x=1",
+        var request = AuthRequest(clientID: "app id", scope: "openid email", redirectURI: "com.example.app:/cb?x=1",
                                   state: "s t&", nonce: "n/1", codeVerifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk")
         request.prompt = "login"
         request.loginHint = "anna@example.com"
@@ -81,7 +81,7 @@ struct AuthRequestTests {
 
     @Test("the claims parameter is sent as JSON (OpenID Connect Core §5.5)")
     func claimsParameter() throws {
-        var request = AuthRequest(clientId: "app", redirectUri: "com.example.app:/cb")
+        var request = AuthRequest(clientID: "app", redirectURI: "com.example.app:/cb")
         request.claims = ClaimsRequest(userinfo: ["inn": ClaimsRequest.Entry(essential: true)])
         let items = queryItems(try request.authorizationURL(endpoint: URL(string: "https://id.example.com/authorize")!))
         let decoded = try ClaimsRequest(parsing: try #require(items["claims"]))
@@ -91,8 +91,8 @@ struct AuthRequestTests {
     @Test("the seed-style initialiser keeps the app's own values")
     func seedStyle() throws {
         let verifier = AuthUtils.createVerifier()
-        let request = AuthRequest(clientId: "client-ID", scope: "openid name", state: "random_state", nonce: "random_nonce",
-                                  ssoBaseUrl: nil, redirectUri: "com.example.app:/cb", codeChallenge: AuthUtils.createChallenge(verifier),
+        let request = AuthRequest(clientID: "client-ID", scope: "openid name", state: "random_state", nonce: "random_nonce",
+                                  ssoBaseURL: nil, redirectURI: "com.example.app:/cb", codeChallenge: AuthUtils.createChallenge(verifier),
                                   codeChallengeMethod: AuthRequest.challengeMethod)
         #expect(request.codeVerifier == nil)
         let items = queryItems(try request.authorizationURL(metadata: metadata()))
@@ -102,28 +102,28 @@ struct AuthRequestTests {
 
     @Test("plain PKCE and non-https endpoints are refused")
     func refusals() {
-        let plain = AuthRequest(clientId: "a", scope: "openid", state: "s", nonce: nil, redirectUri: "com.example.app:/cb",
+        let plain = AuthRequest(clientID: "a", scope: "openid", state: "s", nonce: nil, redirectURI: "com.example.app:/cb",
                                 codeChallenge: "x", codeChallengeMethod: "plain")
         #expect(throws: AuthError.self) { try plain.authorizationURL(endpoint: URL(string: "https://id.example.com/authorize")!) }
-        let request = AuthRequest(clientId: "a", redirectUri: "com.example.app:/cb")
+        let request = AuthRequest(clientID: "a", redirectURI: "com.example.app:/cb")
         #expect(throws: AuthError.self) { try request.authorizationURL(endpoint: URL(string: "http://id.example.com/authorize")!) }
         #expect(throws: Never.self) { try request.authorizationURL(endpoint: URL(string: "http://127.0.0.1:8080/authorize")!) }
     }
 
     @Test("an SSO base URL replaces the endpoint's origin, keeping its path")
     func ssoBase() throws {
-        var request = AuthRequest(clientId: "a", redirectUri: "com.example.app:/cb")
-        request.ssoBaseUrl = "https://sso.example.net/region"
+        var request = AuthRequest(clientID: "a", redirectURI: "com.example.app:/cb")
+        request.ssoBaseURL = "https://sso.example.net/region"
         let url = try request.authorizationURL(metadata: metadata(), trustedSSOHosts: ["sso.example.net"])
         #expect(url.absoluteString.hasPrefix("https://sso.example.net/region/authorize?response_type=code"))
-        request.ssoBaseUrl = "https://id.example.com:8443"
+        request.ssoBaseURL = "https://id.example.com:8443"
         #expect(try request.authorizationURL(metadata: metadata()).absoluteString.hasPrefix("https://id.example.com:8443/authorize?"))
     }
 
     @Test("an SSO base URL on an untrusted host is refused: a deep link can't redirect the sign-in")
     func untrustedSSOBase() {
-        var request = AuthRequest(clientId: "a", redirectUri: "com.example.app:/cb")
-        request.ssoBaseUrl = "https://phish.example.org"
+        var request = AuthRequest(clientID: "a", redirectURI: "com.example.app:/cb")
+        request.ssoBaseURL = "https://phish.example.org"
         #expect {
             try request.authorizationURL(metadata: metadata())
         } throws: { ($0 as? AuthError)?.code == .configuration }
@@ -131,7 +131,7 @@ struct AuthRequestTests {
 
     @Test("a request survives being stored while the browser is open (Codable)")
     func codable() throws {
-        let request = AuthRequest(clientId: "a", redirectUri: "com.example.app:/cb", ssoBaseUrl: "https://sso.example.net")
+        let request = AuthRequest(clientID: "a", redirectURI: "com.example.app:/cb", ssoBaseURL: "https://sso.example.net")
         let decoded = try JSONDecoder().decode(AuthRequest.self, from: try JSONEncoder().encode(request))
         #expect(decoded == request)
     }
@@ -140,11 +140,11 @@ struct AuthRequestTests {
 @Suite("SSO URL from a deep link")
 struct SSOURLTests {
     @Test("the scheme, host and port of the link's SSO parameter", arguments: [
-        ("com.example.app://start?ssoBaseUrl=https%3A%2F%2Fsso.example.net%2Fsome%2Fpath%3Fq%3D1", "https://sso.example.net"),
+        ("com.example.app://start?ssoBaseURL=https%3A%2F%2Fsso.example.net%2Fsome%2Fpath%3Fq%3D1", "https://sso.example.net"),
         ("com.example.app://start?x=1&sso_base_url=https://SSO.example.net:8443/", "https://sso.example.net:8443"),
         ("com.example.app://start?sberIDRedirect=https%3A%2F%2Fonline.example.ru%2Fsso", "https://online.example.ru"),
-        ("https://app.example.com/open#ssoBaseUrl=https%3A%2F%2Fsso.example.net", "https://sso.example.net"),
-        ("com.example.app://start?ssoBaseUrl=http%3A%2F%2F127.0.0.1%3A9000", "http://127.0.0.1:9000"),
+        ("https://app.example.com/open#ssoBaseURL=https%3A%2F%2Fsso.example.net", "https://sso.example.net"),
+        ("com.example.app://start?ssoBaseURL=http%3A%2F%2F127.0.0.1%3A9000", "http://127.0.0.1:9000"),
     ])
     func extracts(link: String, expected: String) {
         #expect(AuthUtils.getSSOUrlStringFrom(URL(string: link)) == expected)
@@ -152,9 +152,9 @@ struct SSOURLTests {
 
     @Test("nothing for a link without one, or with an insecure or relative one", arguments: [
         "com.example.app://start?other=1",
-        "com.example.app://start?ssoBaseUrl=http%3A%2F%2Fsso.example.net",
-        "com.example.app://start?ssoBaseUrl=javascript%3Aalert(1)",
-        "com.example.app://start?ssoBaseUrl=%2Frelative",
+        "com.example.app://start?ssoBaseURL=http%3A%2F%2Fsso.example.net",
+        "com.example.app://start?ssoBaseURL=javascript%3Aalert(1)",
+        "com.example.app://start?ssoBaseURL=%2Frelative",
     ])
     func rejects(link: String) {
         #expect(AuthUtils.getSSOUrlStringFrom(URL(string: link)) == nil)

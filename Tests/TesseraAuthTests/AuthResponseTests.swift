@@ -5,7 +5,7 @@ import TesseraCore
 
 @Suite("AuthResponse")
 struct AuthResponseTests {
-    let request = AuthRequest(clientId: "app", redirectUri: "com.example.app:/callback", state: "st-1", nonce: "n-1")
+    let request = AuthRequest(clientID: "app", redirectURI: "com.example.app:/callback", state: "st-1", nonce: "n-1")
     let issuer = "https://id.example.com"
 
     func url(_ query: String, base: String = "com.example.app:/callback") -> URL { URL(string: base + query)! }
@@ -85,9 +85,9 @@ struct AuthResponseTests {
 
     @Test("a loopback redirect URI registered without a port matches any port (RFC 8252 §7.3)")
     func loopbackPort() throws {
-        let loopback = AuthRequest(clientId: "cli", redirectUri: "http://127.0.0.1/callback", state: "s")
+        let loopback = AuthRequest(clientID: "cli", redirectURI: "http://127.0.0.1/callback", state: "s")
         _ = try AuthResponse(url: URL(string: "http://127.0.0.1:49152/callback?code=c&state=s")!, request: loopback, expectedIssuer: nil)
-        let fixed = AuthRequest(clientId: "cli", redirectUri: "http://127.0.0.1:5000/callback", state: "s")
+        let fixed = AuthRequest(clientID: "cli", redirectURI: "http://127.0.0.1:5000/callback", state: "s")
         #expect(throws: AuthError.self) {
             try AuthResponse(url: URL(string: "http://127.0.0.1:5001/callback?code=c&state=s")!, request: fixed, expectedIssuer: nil)
         }

@@ -6,9 +6,9 @@ import TesseraServer
 import TesseraDomain
 
 extension LiveProvider {
-    /// The SDK's email-link client for the public first-party client `cli` (or `clientId`).
-    func emailLinkAuth(clientId: String = "cli", pendingEmails: (any PendingEmailStore)? = nil) -> EmailLinkAuth {
-        EmailLinkAuth(client: NativeAuthClient(issuer: issuer, clientId: clientId, transport: transport), pendingEmails: pendingEmails)
+    /// The SDK's email-link client for the public first-party client `cli` (or `clientID`).
+    func emailLinkAuth(clientID: String = "cli", pendingEmails: (any PendingEmailStore)? = nil) -> EmailLinkAuth {
+        EmailLinkAuth(client: NativeAuthClient(issuer: issuer, clientID: clientID, transport: transport), pendingEmails: pendingEmails)
     }
 
     /// The sign-in link in the newest email to `email`, read from the server's outbox.
@@ -57,7 +57,7 @@ struct EmailLinkTests {
             let user = try #require(first.user)
             #expect(user.email == "new.user@example.com" && user.emailVerified)
             #expect(first.authorization.idToken?.authenticationMethods == ["email"] && first.authorization.idToken?.audience == ["cli"])
-            #expect(first.tokens.refreshToken != nil && first.tokens.clientId == "cli")
+            #expect(first.tokens.refreshToken != nil && first.tokens.clientID == "cli")
             #expect(try await pending.load() == nil, "the remembered address is forgotten after the sign-in")
 
             #expect(await emailLinkErrorCode { try await auth.signIn(withEmail: email, link: link) } == .invalidActionCode,
@@ -87,7 +87,7 @@ struct EmailLinkTests {
                 Issue.record("another address must not complete the link")
             } catch {
                 #expect(error.code == .invalidEmail && error.error == "invalid_grant" && error.suberror == "invalid_email")
-                #expect(error.correlationId != nil && (error.errorDescription ?? "").contains("4 attempts left"))
+                #expect(error.correlationID != nil && (error.errorDescription ?? "").contains("4 attempts left"))
             }
             let result = try await auth.signIn(withEmail: aliceEmail, link: link)
             #expect(!result.isNewUser && result.user?.name == "Alice Example")
@@ -131,7 +131,7 @@ struct EmailLinkTests {
             shop.appLinks.androidApps = [.init(packageName: "com.example.shop", certificateFingerprints: [
                 "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"])]
             _ = try await live.provider.registerClient(shop)
-            let auth = live.emailLinkAuth(clientId: "shop")
+            let auth = live.emailLinkAuth(clientID: "shop")
 
             var settings = ActionCodeSettings()
             settings.url = URL(string: "https://links.shop.example.com/finish?cart=7")

@@ -31,7 +31,7 @@ struct IntegrationTests {
         try await withLiveProvider { live in
             // Same server, but the client expects the issuer with another spelling.
             let other = URL(string: live.issuer.absoluteString.replacingOccurrences(of: "127.0.0.1", with: "localhost"))!
-            let client = OIDCClient(configuration: .init(issuer: other, clientId: "web", redirectUri: webRedirect), transport: live.transport)
+            let client = OIDCClient(configuration: .init(issuer: other, clientID: "web", redirectURI: webRedirect), transport: live.transport)
             await #expect { try await client.discover() } throws: { ($0 as? AuthError)?.code == .issuerMismatch }
         }
     }
@@ -49,7 +49,7 @@ struct IntegrationTests {
             let user = try #require(result.user)
             #expect(user.email == aliceEmail && user.emailVerified && user.name == "Alice Example")
             #expect(result.tokens.refreshToken != nil)
-            #expect(result.tokens.issuer == live.issuer.absoluteString && result.tokens.clientId == "web")
+            #expect(result.tokens.issuer == live.issuer.absoluteString && result.tokens.clientID == "web")
             // client_secret_basic, and the PKCE verifier with the code.
             let body = try #require(live.transport.tokenBodies.first)
             #expect(body.contains("code_verifier=\(request.codeVerifier!)"))
@@ -61,12 +61,12 @@ struct IntegrationTests {
     func loopbackFlow() async throws {
         try await withLiveProvider { live in
             let listener = try LoopbackRedirectListener()
-            let client = live.client("cli", secret: nil, redirectUri: listener.redirectUri)
+            let client = live.client("cli", secret: nil, redirectURI: listener.redirectURI)
             let browser = live.browser
             let agent = LoopbackUserAgent(listener: listener, timeout: .seconds(20)) { url in
                 Task {
                     // The browser signs in and follows the final redirect to the listener with a real GET.
-                    let callback = try await browser.signIn(at: url, until: listener.redirectUri)
+                    let callback = try await browser.signIn(at: url, until: listener.redirectURI)
                     _ = try await browser.request(callback)
                 }
             }
@@ -93,7 +93,7 @@ struct IntegrationTests {
         try await withLiveProvider { live in
             let client = live.client()
             let first = client.makeRequest()
-            let callback = try await live.browser.present(try await client.authorizationURL(for: first), redirectUri: webRedirect)
+            let callback = try await live.browser.present(try await client.authorizationURL(for: first), redirectURI: webRedirect)
             await #expect { try await client.exchangeCode(from: callback, request: client.makeRequest()) } throws: {
                 ($0 as? AuthError)?.code == .stateMismatch
             }
@@ -106,7 +106,7 @@ struct IntegrationTests {
         try await withLiveProvider { live in
             let client = live.client()
             var request = client.makeRequest()
-            let callback = try await live.browser.present(try await client.authorizationURL(for: request), redirectUri: webRedirect)
+            let callback = try await live.browser.present(try await client.authorizationURL(for: request), redirectURI: webRedirect)
             // Same state and verifier, but the app remembers another nonce: an injected code.
             request.nonce = "not-the-nonce"
             await #expect { try await client.exchangeCode(from: callback, request: request) } throws: {
@@ -115,7 +115,7 @@ struct IntegrationTests {
 
             let good = client.makeRequest()
             let result = try await client.exchangeCode(from: try await live.browser.present(try await client.authorizationURL(for: good),
-                                                                                             redirectUri: webRedirect), request: good)
+                                                                                             redirectURI: webRedirect), request: good)
             let raw = try #require(result.tokens.idToken)
             _ = try await client.validateIDToken(raw, nonce: good.nonce, accessToken: result.tokens.accessToken)
 
@@ -249,7 +249,7 @@ struct IntegrationTests {
 
             let restored = try await AuthState.restore(client: client, store: store)
             #expect(await restored.currentUser?.email == aliceEmail)
-            let logout = try await restored.endSessionURL(postLogoutRedirectUri: "https://app.example.com/bye", state: "bye-1")
+            let logout = try await restored.endSessionURL(postLogoutRedirectURI: "https://app.example.com/bye", state: "bye-1")
             #expect(queryItems(logout)["id_token_hint"] == tokens.idToken)
 
             try await restored.signOut()

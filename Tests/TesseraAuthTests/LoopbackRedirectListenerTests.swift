@@ -21,15 +21,15 @@ func get(_ url: String) async throws -> (status: Int, body: String) {
 @Suite("LoopbackRedirectListener")
 struct LoopbackRedirectListenerTests {
     @Test("it binds an ephemeral port on 127.0.0.1 and names the redirect URI with the IP literal (RFC 8252 §7.3, §8.3)")
-    func redirectUri() throws {
+    func redirectURI() throws {
         let listener = try LoopbackRedirectListener()
         defer { listener.close() }
         #expect(listener.port > 0)
-        #expect(listener.redirectUri == "http://127.0.0.1:\(listener.port)/callback")
+        #expect(listener.redirectURI == "http://127.0.0.1:\(listener.port)/callback")
         let other = try LoopbackRedirectListener(callbackPath: "/oauth2/done")
         defer { other.close() }
         #expect(other.port != listener.port)
-        #expect(other.redirectUri.hasSuffix("/oauth2/done"))
+        #expect(other.redirectURI.hasSuffix("/oauth2/done"))
     }
 
     @Test("a real GET of the callback ends the wait with the full URL; the browser gets a closing page")
@@ -38,24 +38,24 @@ struct LoopbackRedirectListenerTests {
         let waiting = Task { try await listener.waitForCallback(timeout: .seconds(10), expectedState: "st-1") }
         let favicon = try await get("http://127.0.0.1:\(listener.port)/favicon.ico")
         #expect(favicon.status == 404)
-        let stray = try await get("\(listener.redirectUri)?code=evil&state=forged")
+        let stray = try await get("\(listener.redirectURI)?code=evil&state=forged")
         #expect(stray.status == 400)
-        let page = try await get("\(listener.redirectUri)?code=abc&state=st-1&iss=http%3A%2F%2F127.0.0.1%3A8080")
+        let page = try await get("\(listener.redirectURI)?code=abc&state=st-1&iss=http%3A%2F%2F127.0.0.1%3A8080")
         #expect(page.status == 200)
         #expect(page.body.contains("You can close this window"))
         let url = try await waiting.value
-        #expect(url.absoluteString == "\(listener.redirectUri)?code=abc&state=st-1&iss=http%3A%2F%2F127.0.0.1%3A8080")
+        #expect(url.absoluteString == "\(listener.redirectURI)?code=abc&state=st-1&iss=http%3A%2F%2F127.0.0.1%3A8080")
         let response = AuthResponse(url: url)
         #expect(response.authCode == "abc" && response.iss == "http://127.0.0.1:8080")
         // One sign-in only: the port is closed afterwards.
-        await #expect(throws: (any Error).self) { _ = try await get(listener.redirectUri) }
+        await #expect(throws: (any Error).self) { _ = try await get(listener.redirectURI) }
     }
 
     @Test("an error redirect is passed on and the page says the sign-in failed")
     func errorRedirect() async throws {
         let listener = try LoopbackRedirectListener()
         let waiting = Task { try await listener.waitForCallback(timeout: .seconds(10)) }
-        let page = try await get("\(listener.redirectUri)?error=access_denied&state=s")
+        let page = try await get("\(listener.redirectURI)?error=access_denied&state=s")
         #expect(page.body.contains("Sign-in failed: access_denied"))
         #expect(AuthResponse(url: try await waiting.value).error == "access_denied")
     }
@@ -67,7 +67,7 @@ struct LoopbackRedirectListenerTests {
         let idle = openIdleConnection(port: listener.port)
         defer { _ = close(idle) }
         let started = ContinuousClock.now
-        let page = try await get("\(listener.redirectUri)?code=abc&state=s")
+        let page = try await get("\(listener.redirectURI)?code=abc&state=s")
         #expect(page.status == 200)
         #expect(AuthResponse(url: try await waiting.value).authCode == "abc")
         // Served one after the other, the idle connection would hold the redirect for its 5-second head timeout.
@@ -94,9 +94,9 @@ struct LoopbackRedirectListenerTests {
         let listener = try LoopbackRedirectListener()
         let agent = LoopbackUserAgent(listener: listener, timeout: .seconds(10)) { url in
             // The "browser": the provider would redirect here with the request's state.
-            Task { _ = try await get("\(listener.redirectUri)?code=c&state=\(queryItems(url)["state"] ?? "")") }
+            Task { _ = try await get("\(listener.redirectURI)?code=c&state=\(queryItems(url)["state"] ?? "")") }
         }
-        let callback = try await agent.present(URL(string: "https://id.example.com/authorize?state=xyz")!, redirectUri: listener.redirectUri)
+        let callback = try await agent.present(URL(string: "https://id.example.com/authorize?state=xyz")!, redirectURI: listener.redirectURI)
         #expect(AuthResponse(url: callback).state == "xyz")
     }
 }

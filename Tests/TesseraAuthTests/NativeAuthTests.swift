@@ -12,7 +12,7 @@ let newPassword = "purple monkey dishwasher 7"
 extension LiveProvider {
     /// The SDK's native client for the public first-party client `cli`.
     func nativeClient(challengeTypes: [NativeAuthChallengeType] = [.oob, .password, .redirect]) -> NativeAuthClient {
-        NativeAuthClient(issuer: issuer, clientId: "cli", challengeTypes: challengeTypes, transport: transport)
+        NativeAuthClient(issuer: issuer, clientID: "cli", challengeTypes: challengeTypes, transport: transport)
     }
 
     /// The one-time code in the newest email to `email`, read from the server's outbox.
@@ -46,7 +46,7 @@ struct NativeAuthTests {
             guard case .error(let wrong, let retry?) = await codeState.submitCode(wrongCode(code)) else {
                 Issue.record("a wrong code must fail with a state to retry"); return
             }
-            #expect(wrong.isInvalidCode && !wrong.isFlowExpired && wrong.correlationId != nil)
+            #expect(wrong.isInvalidCode && !wrong.isFlowExpired && wrong.correlationID != nil)
 
             guard case .attributesRequired(let attributesState, let required) = await retry.submitCode(code) else {
                 Issue.record("the right code must lead to the attributes"); return
@@ -70,7 +70,7 @@ struct NativeAuthTests {
             #expect(idToken.claims["given_name"] == "Anna" && idToken.authenticationMethods == ["otp"])
             let user = try #require(result.user)
             #expect(user.email == email && user.emailVerified && user.givenName == "Anna")
-            #expect(result.tokens.refreshToken != nil && result.tokens.clientId == "cli")
+            #expect(result.tokens.refreshToken != nil && result.tokens.clientID == "cli")
             // The native endpoints came from the one discovery fetch that ID-token validation uses.
             #expect(live.transport.count("GET", "/.well-known/openid-configuration") == 1)
         }

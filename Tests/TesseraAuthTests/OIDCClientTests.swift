@@ -37,8 +37,8 @@ final class StubTransport: HTTPTransport {
     }
 
     func client(secret: String? = nil) -> OIDCClient {
-        OIDCClient(configuration: .init(issuer: URL(string: issuer)!, clientId: "app:1", clientSecret: secret,
-                                        redirectUri: "com.example.app:/cb"), transport: self)
+        OIDCClient(configuration: .init(issuer: URL(string: issuer)!, clientID: "app:1", clientSecret: secret,
+                                        redirectURI: "com.example.app:/cb"), transport: self)
     }
 }
 
@@ -134,7 +134,7 @@ struct OIDCClientTests {
 
     @Test("the logout URL carries the hint, the client, the redirect and the state (RP-Initiated Logout §2)")
     func endSession() async throws {
-        let url = try await StubTransport().client().endSessionURL(idTokenHint: "id.tok.en", postLogoutRedirectUri: "https://app.example.com/bye",
+        let url = try await StubTransport().client().endSessionURL(idTokenHint: "id.tok.en", postLogoutRedirectURI: "https://app.example.com/bye",
                                                                    state: "s1")
         let items = queryItems(url)
         #expect(url.absoluteString.hasPrefix("https://id.example.com/logout?"))

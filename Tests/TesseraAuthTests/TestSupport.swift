@@ -36,9 +36,9 @@ struct LiveProvider: Sendable {
     let transport: CountingTransport
 
     /// A client of `id` over the counting transport.
-    func client(_ id: String = "web", secret: String? = webSecret, redirectUri: String = webRedirect,
+    func client(_ id: String = "web", secret: String? = webSecret, redirectURI: String = webRedirect,
                 now: @escaping @Sendable () -> Date = { Date() }) -> OIDCClient {
-        OIDCClient(configuration: .init(issuer: issuer, clientId: id, clientSecret: secret, redirectUri: redirectUri),
+        OIDCClient(configuration: .init(issuer: issuer, clientID: id, clientSecret: secret, redirectURI: redirectURI),
                    transport: transport, now: now)
     }
 
@@ -169,17 +169,17 @@ final class HeadlessBrowser: ExternalUserAgent {
         session = URLSession(configuration: .ephemeral, delegate: NoRedirects(), delegateQueue: nil)
     }
 
-    func present(_ url: URL, redirectUri: String) async throws -> URL {
-        try await signIn(at: url, until: redirectUri)
+    func present(_ url: URL, redirectURI: String) async throws -> URL {
+        try await signIn(at: url, until: redirectURI)
     }
 
-    /// Drives the provider's pages from `url` until a redirect to `redirectUri`, and returns it
+    /// Drives the provider's pages from `url` until a redirect to `redirectURI`, and returns it
     /// without requesting it.
-    func signIn(at url: URL, until redirectUri: String) async throws -> URL {
+    func signIn(at url: URL, until redirectURI: String) async throws -> URL {
         var response = try await request(url)
         for _ in 0..<10 {
             if let location = response.location {
-                if location.absoluteString.hasPrefix(redirectUri) { return location }
+                if location.absoluteString.hasPrefix(redirectURI) { return location }
                 response = try await request(location)
                 continue
             }
@@ -258,14 +258,14 @@ final class NoRedirects: NSObject, URLSessionTaskDelegate, Sendable {
 struct TestSigner {
     let key: JWSSigningKey
     let issuer = "https://id.example.com"
-    let clientId = "app"
+    let clientID = "app"
 
     init(kid: String = "k1") throws { key = try JWSSigningKey.generate(.es256, kid: kid) }
 
     /// Claims of a valid ID token issued `now`.
     func claims(now: Date = Date(), nonce: String? = "n-1", extra: [String: JSONValue] = [:]) -> [String: JSONValue] {
         var claims: [String: JSONValue] = [
-            "iss": .string(issuer), "sub": "user-1", "aud": .string(clientId), "azp": .string(clientId),
+            "iss": .string(issuer), "sub": "user-1", "aud": .string(clientID), "azp": .string(clientID),
             "iat": .int(Int64(now.timeIntervalSince1970)), "exp": .int(Int64(now.timeIntervalSince1970) + 600),
         ]
         if let nonce { claims["nonce"] = .string(nonce) }
@@ -275,7 +275,7 @@ struct TestSigner {
 
     func sign(_ claims: [String: JSONValue]) throws -> String { try JWT.sign(claims, with: key) }
 
-    var validator: IDTokenValidator { IDTokenValidator(issuer: issuer, clientId: clientId, allowedAlgorithms: [.es256]) }
+    var validator: IDTokenValidator { IDTokenValidator(issuer: issuer, clientID: clientID, allowedAlgorithms: [.es256]) }
 }
 
 /// The POSIX permission bits of a file.

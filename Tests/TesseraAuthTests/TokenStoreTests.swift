@@ -8,7 +8,7 @@ func temporaryDirectory() -> URL {
 }
 
 let sampleTokens = TokenSet(accessToken: "at-1", expiresAt: Date(timeIntervalSince1970: 1_800_000_900), refreshToken: "rt-1",
-                            idToken: "id.token.here", scope: "openid email", issuer: "https://id.example.com", clientId: "app")
+                            idToken: "id.token.here", scope: "openid email", issuer: "https://id.example.com", clientID: "app")
 
 @Suite("Token storage")
 struct TokenStoreTests {
@@ -95,7 +95,7 @@ struct TokenSetTests {
         #expect(merged.accessToken == "at-2")
         #expect(merged.refreshToken == "rt-1" && merged.idToken == "id.token.here" && merged.scope == "openid email")
         #expect(merged.expiresAt == Date(timeIntervalSince1970: 1_900_000_900))
-        #expect(merged.issuer == "https://id.example.com" && merged.clientId == "app")
+        #expect(merged.issuer == "https://id.example.com" && merged.clientID == "app")
     }
 
     @Test("validity counts the margin")

@@ -5,7 +5,7 @@ import TesseraCore
 /// Tessera's `/emaillink/v1.0/send` and `/complete` (docs/email-link.md).
 ///
 /// ```swift
-/// let auth = EmailLinkAuth(issuer: URL(string: "https://id.example.com")!, clientId: "shop",
+/// let auth = EmailLinkAuth(issuer: URL(string: "https://id.example.com")!, clientID: "shop",
 ///                          pendingEmails: UserDefaultsPendingEmailStore())
 /// var settings = ActionCodeSettings(url: URL(string: "https://shop.example.com/finish"), handleCodeInApp: true)
 /// settings.setIOSBundleID(Bundle.main.bundleIdentifier!)
@@ -37,17 +37,17 @@ public final class EmailLinkAuth: Sendable {
         self.pendingEmails = pendingEmails
     }
 
-    /// Email links for the first-party client `clientId` at `issuer`.
+    /// Email links for the first-party client `clientID` at `issuer`.
     ///
     /// - Parameters:
     ///   - scopes: what sign-ins ask for unless they say otherwise.
     ///   - pendingEmails: where to remember the address a link was sent to.
     ///   - transport: how HTTP is sent (`TesseraAuth`'s initialiser without it uses `URLSessionTransport`).
     ///   - now: the clock for ID-token validation.
-    public convenience init(issuer: URL, clientId: String, scopes: [String] = NativeAuthClient.defaultScopes,
+    public convenience init(issuer: URL, clientID: String, scopes: [String] = NativeAuthClient.defaultScopes,
                             pendingEmails: (any PendingEmailStore)? = nil, transport: any HTTPTransport,
                             now: @escaping @Sendable () -> Date = { Date() }) {
-        self.init(client: NativeAuthClient(issuer: issuer, clientId: clientId, scopes: scopes, transport: transport, now: now),
+        self.init(client: NativeAuthClient(issuer: issuer, clientID: clientID, scopes: scopes, transport: transport, now: now),
                   pendingEmails: pendingEmails)
     }
 
@@ -193,7 +193,7 @@ public final class EmailLinkAuth: Sendable {
         let current: TokenSet
         do {
             guard session.client.configuration.issuerIdentifier == oidc.configuration.issuerIdentifier,
-                  session.client.configuration.clientId == client.configuration.clientId else {
+                  session.client.configuration.clientID == client.configuration.clientID else {
                 throw AuthError(.configuration, "the session belongs to another provider or client than this EmailLinkAuth")
             }
             current = try await session.freshTokens()

@@ -11,7 +11,7 @@ import TesseraCore
 /// `submitAttributes`, `signIn`), and each state value can be used once:
 ///
 /// ```swift
-/// let auth = NativeAuthClient(issuer: URL(string: "https://id.example.com")!, clientId: "my-app")
+/// let auth = NativeAuthClient(issuer: URL(string: "https://id.example.com")!, clientID: "my-app")
 /// switch await auth.signUp(username: email, attributes: ["given_name": "Anna"]) {
 /// case .codeRequired(let state, let sentTo, _, let codeLength):
 ///     // ask for the code sent to `sentTo`, then:
@@ -36,7 +36,7 @@ public final class NativeAuthClient: Sendable {
         /// The issuer identifier; discovery is at `issuer/.well-known/openid-configuration`.
         public var issuer: URL
         /// The client's `client_id`: a first-party public client.
-        public var clientId: String
+        public var clientID: String
         /// The ways of proving who the user is that the app's screens handle (`challenge_type`).
         /// ``NativeAuthChallengeType/redirect`` is always sent: the server needs it to tell the
         /// app to continue in the browser.
@@ -44,7 +44,7 @@ public final class NativeAuthClient: Sendable {
         /// The scopes a sign-in asks for unless it names its own.
         public var scopes: [String]
         /// The redirect URI of the browser fallback (``oidc``), when the app has one.
-        public var redirectUri: String?
+        public var redirectURI: String?
         /// Seconds of clock difference tolerated when checking the ID token's `exp` and `iat`.
         public var clockSkew: TimeInterval
         /// How long ``ResetPasswordRequiredState/submitPassword(_:)`` waits for the reset to
@@ -52,14 +52,14 @@ public final class NativeAuthClient: Sendable {
         public var passwordResetTimeout: TimeInterval
 
         /// A configuration; only the issuer and client id are required.
-        public init(issuer: URL, clientId: String, challengeTypes: [NativeAuthChallengeType] = [.oob, .password, .redirect],
-                    scopes: [String] = NativeAuthClient.defaultScopes, redirectUri: String? = nil, clockSkew: TimeInterval = 120,
+        public init(issuer: URL, clientID: String, challengeTypes: [NativeAuthChallengeType] = [.oob, .password, .redirect],
+                    scopes: [String] = NativeAuthClient.defaultScopes, redirectURI: String? = nil, clockSkew: TimeInterval = 120,
                     passwordResetTimeout: TimeInterval = 300) {
             self.issuer = issuer
-            self.clientId = clientId
+            self.clientID = clientID
             self.challengeTypes = challengeTypes
             self.scopes = scopes
-            self.redirectUri = redirectUri
+            self.redirectURI = redirectURI
             self.clockSkew = clockSkew
             self.passwordResetTimeout = passwordResetTimeout
         }
@@ -77,17 +77,17 @@ public final class NativeAuthClient: Sendable {
     public let oidc: OIDCClient
     let transport: any HTTPTransport
 
-    /// A client of `clientId` at `issuer`.
+    /// A client of `clientID` at `issuer`.
     ///
     /// - Parameters:
     ///   - challengeTypes: what the app's screens handle; `[.oob, .password, .redirect]` by default.
     ///   - scopes: what sign-ins ask for unless they say otherwise.
     ///   - transport: how HTTP is sent (`TesseraAuth`'s initialiser without it uses `URLSessionTransport`).
     ///   - now: the clock for ID-token validation.
-    public convenience init(issuer: URL, clientId: String, challengeTypes: [NativeAuthChallengeType] = [.oob, .password, .redirect],
+    public convenience init(issuer: URL, clientID: String, challengeTypes: [NativeAuthChallengeType] = [.oob, .password, .redirect],
                             scopes: [String] = NativeAuthClient.defaultScopes, transport: any HTTPTransport,
                             now: @escaping @Sendable () -> Date = { Date() }) {
-        self.init(configuration: Configuration(issuer: issuer, clientId: clientId, challengeTypes: challengeTypes, scopes: scopes),
+        self.init(configuration: Configuration(issuer: issuer, clientID: clientID, challengeTypes: challengeTypes, scopes: scopes),
                   transport: transport, now: now)
     }
 
@@ -96,8 +96,8 @@ public final class NativeAuthClient: Sendable {
                 now: @escaping @Sendable () -> Date = { Date() }) {
         self.configuration = configuration
         self.transport = transport
-        oidc = OIDCClient(configuration: .init(issuer: configuration.issuer, clientId: configuration.clientId,
-                                               redirectUri: configuration.redirectUri ?? "", scope: configuration.scopes.joined(separator: " "),
+        oidc = OIDCClient(configuration: .init(issuer: configuration.issuer, clientID: configuration.clientID,
+                                               redirectURI: configuration.redirectURI ?? "", scope: configuration.scopes.joined(separator: " "),
                                                clockSkew: configuration.clockSkew),
                           transport: transport, now: now)
     }
@@ -242,7 +242,7 @@ public final class NativeAuthClient: Sendable {
                 return .completed(SignInAfterResetPasswordState(context: context, continuationToken: try poll.continuationToken()))
             case "failed":
                 var failure = NativeAuthFailure(.passwordResetFailed, "password_change_failed", "The server could not change the password.")
-                failure.correlationId = poll.correlationId
+                failure.correlationID = poll.correlationID
                 return .error(PasswordRequiredError(failure), newState: ResetPasswordRequiredState(context: context, continuationToken: token))
             case "not_started", "in_progress":
                 guard ContinuousClock.now + .seconds(interval) < deadline else {
@@ -278,7 +278,7 @@ public final class NativeAuthClient: Sendable {
         }
         let idToken = try await oidc.validateIDToken(raw, nonce: nil, accessToken: response.accessToken)
         let tokens = TokenSet(response: response, receivedAt: receivedAt, issuer: oidc.configuration.issuerIdentifier,
-                              clientId: configuration.clientId)
+                              clientID: configuration.clientID)
         return AuthorizationResult(tokens: tokens, idToken: idToken)
     }
 
@@ -293,20 +293,20 @@ public final class NativeAuthClient: Sendable {
     /// A form POST with this client's `client_id` to an endpoint that answers in the native
     /// API's shape (the native endpoints, and the email-link ones); `headers` are added.
     func post(to url: URL, name: String, _ parameters: [(String, String)], headers: [String: String] = [:]) async throws -> NativeAnswer {
-        let correlationId = UUID().uuidString.lowercased()
+        let correlationID = UUID().uuidString.lowercased()
         let request = HTTPTransportRequest(method: "POST", url: url, headers: headers.merging([
-            "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json", "client-request-id": correlationId,
-        ]) { _, fixed in fixed }, body: Data(FormEncoding.encode([("client_id", configuration.clientId)] + parameters).utf8))
+            "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json", "client-request-id": correlationID,
+        ]) { _, fixed in fixed }, body: Data(FormEncoding.encode([("client_id", configuration.clientID)] + parameters).utf8))
         let response = try await transport.send(request)
-        let answeredId = response.headers["x-ms-request-id"] ?? correlationId
+        let answeredID = response.headers["x-ms-request-id"] ?? correlationID
         guard response.status == 200 else {
             guard let error = try? JSONDecoder().decode(NativeAuthErrorAnswer.self, from: response.body) else {
                 var failure = NativeAuthFailure.invalidResponse("\(name) answered HTTP \(response.status)")
                 failure.httpStatus = response.status
-                failure.correlationId = answeredId
+                failure.correlationID = answeredID
                 throw failure
             }
-            throw NativeAuthFailure(serverError: error, status: response.status, headers: response.headers, correlationId: answeredId)
+            throw NativeAuthFailure(serverError: error, status: response.status, headers: response.headers, correlationID: answeredID)
         }
         guard let answer = try? JSONDecoder().decode(NativeAuthAnswer.self, from: response.body) else {
             throw NativeAuthFailure.invalidResponse("\(name) answered something that is not a JSON object of its members")
@@ -314,10 +314,10 @@ public final class NativeAuthClient: Sendable {
         if answer.challengeType == "redirect" {
             var failure = NativeAuthFailure(.browserRequired, "redirect",
                                             answer.redirectReason ?? "This sign-in can only continue in the browser.")
-            failure.correlationId = answeredId
+            failure.correlationID = answeredID
             throw failure
         }
-        return NativeAnswer(answer: answer, raw: response.body, correlationId: answeredId)
+        return NativeAnswer(answer: answer, raw: response.body, correlationID: answeredID)
     }
 
     func challengeTypeList(_ types: [NativeAuthChallengeType]) -> String {
@@ -411,7 +411,7 @@ struct NativeAnswer: Sendable {
     /// The native API's members (a token response's, or an email-link answer's, are in `raw`).
     var answer: NativeAuthAnswer
     var raw: Data
-    var correlationId: String
+    var correlationID: String
 
     var challengeType: String? { answer.challengeType }
 

@@ -56,9 +56,9 @@ public struct NativeAuthFailure: Error, Sendable, Equatable, CustomStringConvert
     /// `suberror` (`invalid_oob_value`, `password_too_short`, `attribute_validation_failed`, ...).
     public var suberror: String?
     /// `correlation_id` of the error, or the `x-ms-request-id` of the answer: quote it to the operator.
-    public var correlationId: String?
+    public var correlationID: String?
     /// `trace_id`.
-    public var traceId: String?
+    public var traceID: String?
     /// The HTTP status of the answer, when there was one.
     public var httpStatus: Int?
     /// For `slow_down`: seconds to wait before asking again (`retry_after`, or `Retry-After`).
@@ -84,12 +84,12 @@ public struct NativeAuthFailure: Error, Sendable, Equatable, CustomStringConvert
     }
 
     /// The server's error body (reference API §0 "Error body").
-    init(serverError answer: NativeAuthErrorAnswer, status: Int, headers: [String: String], correlationId: String) {
+    init(serverError answer: NativeAuthErrorAnswer, status: Int, headers: [String: String], correlationID: String) {
         self.init(.server, answer.error, answer.errorDescription, errorCodes: answer.errorCodes ?? [], suberror: answer.suberror)
         self.answer = answer
         httpStatus = status
-        self.correlationId = answer.correlationID ?? correlationId
-        traceId = answer.traceID
+        self.correlationID = answer.correlationID ?? correlationID
+        traceID = answer.traceID
         retryAfter = answer.retryAfter.map(TimeInterval.init) ?? headers["retry-after"].flatMap(TimeInterval.init)
         invalidAttributes = answer.invalidAttributes?.map(\.name) ?? []
     }
@@ -230,7 +230,7 @@ extension NativeAuthStepError {
     /// `suberror`.
     public var suberror: String? { failure.suberror }
     /// The correlation id to quote to the operator.
-    public var correlationId: String? { failure.correlationId }
+    public var correlationID: String? { failure.correlationID }
     /// Continue in the browser (``NativeAuthFailure/isBrowserRequired``).
     public var isBrowserRequired: Bool { failure.isBrowserRequired }
     /// The flow expired (`expired_token`): start again.

@@ -85,7 +85,7 @@ package struct Federation: Sendable {
             guard let code = parameters["code"] else { throw Failure.invalidResponse("the answer has no code") }
             let result: AuthorizationResult
             do {
-                result = try await upstream.web.redeemCode(code, redirectUri: upstream.redirectURI, codeVerifier: request.codeVerifier,
+                result = try await upstream.web.redeemCode(code, redirectURI: upstream.redirectURI, codeVerifier: request.codeVerifier,
                                                            nonce: request.nonce, scope: upstream.scope)
             } catch {
                 throw Failure.invalidResponse("\(error)")
@@ -199,7 +199,7 @@ package struct Federation: Sendable {
             var refreshToken: String?
             if let authorizationCode {
                 do {
-                    let redeemed = try await client.redeemCode(authorizationCode, redirectUri: nil, codeVerifier: nil, nonce: nonce, scope: "")
+                    let redeemed = try await client.redeemCode(authorizationCode, redirectURI: nil, codeVerifier: nil, nonce: nonce, scope: "")
                     guard redeemed.idToken?.subject == idToken.subject else {
                         throw Failure.invalidResponse("the authorization code is for another user than the identity token")
                     }

@@ -64,8 +64,8 @@ package final class Upstream: Sendable {
             guard let issuerURL = URL(string: issuerString) else {
                 throw ConfigurationError("upstream provider '\(settings.id)': issuer '\(issuerString)' is not a URL")
             }
-            var configuration = OIDCClient.Configuration(issuer: issuerURL, clientId: clientID, clientSecret: settings.clientSecret,
-                                                         redirectUri: issuer + "/federation/\(settings.id)/callback", scope: "")
+            var configuration = OIDCClient.Configuration(issuer: issuerURL, clientID: clientID, clientSecret: settings.clientSecret,
+                                                         redirectURI: issuer + "/federation/\(settings.id)/callback", scope: "")
             configuration.metadata = metadata
             if let appleKey, let teamID = settings.teamID {
                 configuration.secretInBody = true
@@ -87,7 +87,7 @@ package final class Upstream: Sendable {
     /// Where to send the browser, with a fresh state, nonce and (for OpenID providers that
     /// support it) PKCE; Apple answers with a form POST.
     func authorizationRequest() async throws -> AuthRequest {
-        var request = web.makeRequest(scope: scope, redirectUri: redirectURI)
+        var request = web.makeRequest(scope: scope, redirectURI: redirectURI)
         if isApple {
             request.responseMode = "form_post"
             request.codeChallenge = nil
