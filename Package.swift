@@ -64,7 +64,13 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             // Data is a file, not source; embedded in the binary, so a copied binary still has it.
-            resources: [.embedInCode("Resources/common-passwords.txt")]
+            resources: [
+                .embedInCode("Resources/common-passwords.txt"),
+                .embedInCode("Resources/mail/mail-en.json"),
+                .embedInCode("Resources/mail/mail-ru.json"),
+                .embedInCode("Resources/mail/mail-header.html"),
+                .embedInCode("Resources/mail/mail-footer.html"),
+            ]
         ),
         // RS256 signing through the machine's OpenSSL 3 (loaded at run time, swift-crypto
         // where it is absent): the one piece that calls C for crypto.

@@ -10,6 +10,15 @@ struct NativeMailTemplateTests {
     let templates = try! MailTemplates()
     let values: [String: Any] = ["code": "48213975", "minutes": 10, "issuer_host": "login.example.com", "email": "alice@example.com"]
 
+    @Test("the mail files hold every email in every language, and nothing else")
+    func everyLanguage() {
+        let names = Set(Email.everyTemplateName)
+        #expect(Set(MailTemplates.builtIn.keys) == names)
+        for (name, languages) in MailTemplates.builtIn {
+            #expect(Set(languages.keys) == Set(PageLanguage.allCases), "\(name)")
+        }
+    }
+
     @Test("each email renders in English and Russian with every value filled in", arguments: all, PageLanguage.allCases)
     func renders(_ name: String, _ language: PageLanguage) throws {
         let languages = try #require(MailTemplates.builtIn[name])

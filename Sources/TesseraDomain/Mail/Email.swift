@@ -27,6 +27,11 @@ public enum Email: Sendable, Equatable {
         }
     }
 
+    /// The name of every template an ``Email`` can choose: what `Resources/mail/` must hold.
+    static let everyTemplateName = [Email.oneTimeCode(code: "", minutes: nil), .signUpCode(code: "", minutes: 0),
+                                    .signInCode(code: "", minutes: 0), .passwordResetCode(code: "", minutes: 0), .accountExists,
+                                    .passwordChanged, .signInLink(link: "", minutes: 0)].map(\.templateName)
+
     /// The values the template reads, besides `email` and `issuer_host`, which every email has.
     var values: [String: Any] {
         switch self {

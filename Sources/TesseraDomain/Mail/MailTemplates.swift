@@ -71,78 +71,49 @@ public struct MailTemplates: Sendable {
                            metadata: metadata, expiresAt: expiresAt)
     }
 
-    /// Every email, by name.
-    public static let builtIn: [String: [PageLanguage: MailTemplateSource]] = [
-        "one-time-code": oneTimeCode,
-        // Native sign-in API (NativeAuthMailTemplates.swift).
-        "sign-up-code": signUpCode,
-        "sign-in-code": signInCode,
-        "password-reset-code": passwordResetCode,
-        "account-exists": accountExists,
-        "password-changed": passwordChanged,
-        // Email-link sign-in (EmailLinkMailTemplates.swift).
-        "sign-in-link": signInLink,
-    ]
-
-    // MARK: Templates
-
-    /// A generic one-time code. Values: `code`, optional `minutes` (how long it is valid).
-    static let oneTimeCode: [PageLanguage: MailTemplateSource] = [
-        .en: MailTemplateSource(
-            subject: "Your code is {{code}}",
-            text: """
-            Your code is {{code}}
-
-            Enter it in the app to continue.{{#minutes}} It is valid for {{minutes}} min.{{/minutes}}
-
-            If you didn't ask for this code, you can ignore this email.
-
-            """,
-            html: """
-            <p style="margin:0 0 16px">Your code is</p>
-            <p style="margin:0 0 24px;font-size:32px;font-weight:700;letter-spacing:4px">{{code}}</p>
-            <p style="margin:0 0 16px">Enter it in the app to continue.{{#minutes}} It is valid for {{minutes}} min.{{/minutes}}</p>
-            <p style="margin:0;color:#5c6370;font-size:14px">If you didn't ask for this code, you can ignore this email.</p>
-
-            """),
-        .ru: MailTemplateSource(
-            subject: "Ваш код: {{code}}",
-            text: """
-            Ваш код: {{code}}
-
-            Введите его в приложении, чтобы продолжить.{{#minutes}} Код действует {{minutes}} мин.{{/minutes}}
-
-            Если вы не запрашивали код, просто проигнорируйте это письмо.
-
-            """,
-            html: """
-            <p style="margin:0 0 16px">Ваш код:</p>
-            <p style="margin:0 0 24px;font-size:32px;font-weight:700;letter-spacing:4px">{{code}}</p>
-            <p style="margin:0 0 16px">Введите его в приложении, чтобы продолжить.{{#minutes}} Код действует {{minutes}} мин.{{/minutes}}</p>
-            <p style="margin:0;color:#5c6370;font-size:14px">Если вы не запрашивали код, просто проигнорируйте это письмо.</p>
-
-            """),
-    ]
+    /// Every email, by name, in every language: the sentences from `Resources/mail/mail-<lang>.json`
+    /// (one object per email: its `layout` and the sentences the layout places), laid out by
+    /// ``codeMail(subject:intro:paragraphs:finePrint:)`` or ``linkMail(subject:before:button:after:finePrint:)``.
+    public static let builtIn: [String: [PageLanguage: MailTemplateSource]] = {
+        var templates: [String: [PageLanguage: MailTemplateSource]] = [:]
+        for (language, file) in [(PageLanguage.en, PackageResources.mail_en_json), (.ru, PackageResources.mail_ru_json)] {
+            // The files are part of the build: one that does not parse is a bug a test catches.
+            let texts = try! JSONDecoder().decode([String: MailTexts].self, from: Data(file))
+            for (name, mail) in texts { templates[name, default: [:]][language] = mail.source }
+        }
+        return templates
+    }()
 
     /// Email clients ignore style sheets: the layout uses inline styles only.
-    static let header = """
-    <!doctype html>
-    <html lang="{{lang}}">
-    <head>
-    <meta charset="utf-8">
-    <meta name="viewport" content="width=device-width, initial-scale=1">
-    <title>{{subject}}</title>
-    </head>
-    <body style="margin:0;padding:24px;background:#f4f5f7;color:#1b1d21;font:16px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif">
-    <div style="max-width:480px;margin:0 auto;background:#ffffff;border:1px solid #c9ced6;border-radius:12px;padding:32px">
-    <p style="margin:0 0 16px;font-weight:700;letter-spacing:.04em;color:#1f6f43">Tessera</p>
+    static let header = String(decoding: PackageResources.mail_header_html, as: UTF8.self)
+    static let footer = String(decoding: PackageResources.mail_footer_html, as: UTF8.self)
+}
 
-    """
+/// One email's sentences in one language, as `Resources/mail/mail-<lang>.json` holds them.
+struct MailTexts: Decodable {
+    enum Layout: String, Decodable {
+        /// An optional intro with the code set large, paragraphs, fine print.
+        case code
+        /// A sentence, the link as a button and in full, a sentence, fine print.
+        case link
+    }
 
-    static let footer = """
-    </div>
-    </body>
-    </html>
+    var layout: Layout
+    var subject: String
+    var intro: String?
+    var paragraphs: [String]?
+    var before: String?
+    var button: String?
+    var after: String?
+    var finePrint: String?
 
-    """
+    var source: MailTemplateSource {
+        switch layout {
+        case .code:
+            MailTemplates.codeMail(subject: subject, intro: intro, paragraphs: paragraphs ?? [], finePrint: finePrint)
+        case .link:
+            MailTemplates.linkMail(subject: subject, before: before ?? "", button: button ?? "", after: after ?? "",
+                                   finePrint: finePrint ?? "")
+        }
+    }
 }
