@@ -145,6 +145,7 @@ let package = Package(
                 .embedInCode("Resources/pages/message.mustache"),
                 .embedInCode("Resources/pages/federationlink.mustache"),
                 .embedInCode("Resources/pages/continue.mustache"),
+                .embedInCode("Resources/pages/code.mustache"),
                 .embedInCode("Resources/pages/tessera.css"),
             ]
         ),

@@ -34,6 +34,7 @@ public func buildRouter(provider: Provider) throws -> Router<TesseraRequestConte
     AccountEndpoint(provider: provider).register(on: router)
     NativeAuthEndpoints(provider: provider).register(on: router)
     EmailLinkEndpoints(provider: provider).register(on: router)
+    LoginCodeEndpoints(provider: provider).register(on: router)
     FederationEndpoints(provider: provider).register(on: router)
     if provider.configuration.dev { DevEndpoints(provider: provider).register(on: router) }
     router.get("/assets/tessera.css") { _, _ in

@@ -119,7 +119,7 @@ public final class Provider: Sendable {
         flows = AccountFlows(settings: configuration.nativeAuth, enumerationProtection: configuration.enumerationProtection, store: store,
                              hasher: passwords, policy: PasswordPolicy(), passwordSignIn: passwordSignIn, limits: workLimits,
                              mail: FlowMail(mailer: mailer, templates: mailTemplates, issuerHost: URLComponents(string: issuer)?.host ?? issuer),
-                             tokens: userTokens, clock: clock, logger: logger)
+                             clock: clock, logger: logger)
         emailLinks = EmailLinks(lifetime: configuration.emailLinkLifetime, issuer: issuer, store: store, limits: flows.mailLimits,
                                 mail: flows.mail, clock: clock, logger: logger)
         federation = try Federation(settings: configuration.upstreamProviders, issuer: issuer, store: store, secretBox: secretBox,
@@ -134,7 +134,7 @@ public final class Provider: Sendable {
             ClientCredentialsGrant(issuer: tokenIssuer),
             UpstreamTokenExchangeGrant(federation: federation, tokens: userTokens, accessTokens: accessTokens),
         ])
-        nativeGrants = TokenEndpointGrants(NativeFlowGrant.all(flows.signIn) + [refreshGrant])
+        nativeGrants = TokenEndpointGrants(NativeFlowGrant.all(flows.signIn, tokens: userTokens) + [refreshGrant])
     }
 
     /// A key for one `purpose` from a stored secret (HKDF-SHA256, RFC 5869).

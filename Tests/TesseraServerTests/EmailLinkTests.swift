@@ -278,3 +278,52 @@ extension ClientAppLinks {
         self.androidApps = androidApps
     }
 }
+
+@Suite("Sign-in by email code on the hosted login")
+struct HostedCodeSignInTests {
+    @Test("the login page's 'Email me a code': the code page, a wrong code counted, the right one signs in and the request goes on")
+    func signsIn() async throws {
+        try await withNativeApp { app in
+            let browser = app.browser
+            let login = try await browser.request(codeRequest(client: "third-party"))
+            #expect(login.body.text.contains("formaction=\"\(LoginCodeEndpoints.startPath)\""))
+            let page = try await browser.post(LoginCodeEndpoints.startPath, [("interaction", login.field("interaction") ?? ""),
+                                                                              ("csrf_token", login.field("csrf_token") ?? ""),
+                                                                              ("email", "Alice@Example.com")])
+            #expect(page.status == .ok && page.body.text.contains("a***e@e*****e.com"), "\(page.body.text)")
+            #expect(page.body.text.contains("autocomplete=\"one-time-code\""))
+            let code = try await app.code(for: "alice@example.com")
+            let form = { (page: TestResponse, code: String) in
+                [("interaction", page.field("interaction") ?? ""), ("csrf_token", page.field("csrf_token") ?? ""),
+                 ("flow", page.field("flow") ?? ""), ("target", page.field("target") ?? ""), ("code", code)]
+            }
+            let wrong = try await browser.post(LoginCodeEndpoints.verifyPath, form(page, code == "00000000" ? "11111111" : "00000000"))
+            #expect(wrong.status == .badRequest && wrong.body.text.contains("Attempts left: 4."), "\(wrong.body.text)")
+            #expect(wrong.field("flow") == page.field("flow"), "a wrong code leaves the flow where it was")
+            let done = try await browser.post(LoginCodeEndpoints.verifyPath, form(wrong, code))
+            #expect(done.status == .ok && done.body.text.contains("consent"), "\(done.status) \(done.body.text)")
+            let consent = try await browser.consent(done, allow: true)
+            #expect(consent.location?.hasPrefix(testRedirect + "?code=") == true, "\(consent.body.text)")
+            // The flow is over: its token signs nobody in again.
+            let again = try await browser.post(LoginCodeEndpoints.verifyPath, form(page, code))
+            #expect(again.status == .badRequest && !again.body.text.contains("name=\"flow\""))
+        }
+    }
+
+    @Test("an address without an account gets the same code page and no mail; a resend too soon waits")
+    func unknownAddress() async throws {
+        try await withNativeApp { app in
+            let browser = app.browser
+            let login = try await browser.request(codeRequest(client: "third-party"))
+            let page = try await browser.post(LoginCodeEndpoints.startPath, [("interaction", login.field("interaction") ?? ""),
+                                                                              ("csrf_token", login.field("csrf_token") ?? ""),
+                                                                              ("email", "nobody@example.com")])
+            #expect(page.status == .ok && page.body.text.contains("n****y@e*****e.com"))
+            #expect(try await app.mailCount(to: "nobody@example.com") == 0)
+            let resend = try await browser.post(LoginCodeEndpoints.resendPath, [
+                ("interaction", page.field("interaction") ?? ""), ("csrf_token", page.field("csrf_token") ?? ""),
+                ("flow", page.field("flow") ?? ""), ("target", page.field("target") ?? "")])
+            #expect(resend.status == .tooManyRequests && resend.body.text.contains("You can ask for another in 60 s"), "\(resend.body.text)")
+        }
+    }
+}

@@ -1,4 +1,5 @@
-"""Email-link sign-in (issue 5, docs/email-link.md), black-box: the app API
+"""Email-link sign-in (issue 5, docs/email-link.md) and the hosted login's sign-in by email
+code (the native API's sign-in flow, presented as pages), black-box: the app API
 (`/emaillink/v1.0/send` and `/complete`, found by discovery), the hosted login's "Email
 me a sign-in link" in headless Chromium on the same device and on another one, the
 association files, and seed 004's attacks (a link used by someone else, a squatter's
@@ -553,4 +554,82 @@ def test_browser_other_device_asks_for_the_address(op, driver, artifacts, sink, 
     assert record.path == "/shop" and record.params["code"]
     tokens = assert_tokens(op.redeem_code(app_client, record.params["code"], flow.verifier, flow.redirect_uri))
     assert op.verify_id_token(tokens["id_token"], app_client, nonce=flow.nonce)["email"] == email
+    driver.delete_all_cookies()
+
+
+# ---------------------------------------------------------------------------
+# The hosted login's "Email me a code": the sign-in flow of the native API, as pages
+
+
+def ask_for_code(driver, flow_url: str, email: str, sink: SMTPSink, login_title: str = "Sign in") -> str:
+    """Types the address, presses "Email me a code"; returns the code that arrived."""
+    before = len(sink.to(email))
+    driver.get(flow_url)
+    wait_title(driver, login_title)
+    driver.find_element(By.NAME, "email").send_keys(email)
+    driver.find_element(By.CSS_SELECTOR, "button[formaction='/login/code']").click()
+    code = sink.next_to(email, before).code()
+    assert code, "no code in the email"
+    return code
+
+
+def type_code(driver, code: str) -> None:
+    field = driver.find_element(By.NAME, "code")
+    field.clear()
+    field.send_keys(code)
+    driver.find_element(By.CSS_SELECTOR, "form[action='/login/code/verify'] button[type=submit]:not([formaction])").click()
+
+
+def test_browser_sign_in_by_code_secures_a_squatted_account(op, driver, artifacts, sink, callback, web_client, setup):
+    email = unique("code-victim")
+    setup["cli"].run("users", "add", email, "--password-stdin", "--unverified", "--json", input=VICTIM_PASSWORD + "\n")
+    flow = Flow(op, web_client, web_client.redirect_uri)
+    code = ask_for_code(driver, flow.url, email, sink)
+    wait_title(driver, "Enter the code")
+    body = driver.find_element(By.TAG_NAME, "body").text
+    assert re.search(r"We sent a sign-in code to c\*+\w@e\*{5}e\.com\.", body), body
+    assert email not in body  # the address is shown masked
+    field = driver.find_element(By.NAME, "code")
+    assert field.get_attribute("autocomplete") == "one-time-code" and field.get_attribute("inputmode") == "numeric"
+    shot(driver, artifacts, "10-code")
+
+    type_code(driver, "00000000" if code != "00000000" else "11111111")
+    WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.ID, "form-error"))
+    assert driver.find_element(By.ID, "form-error").text == "The code is not right. Attempts left: 4."
+    shot(driver, artifacts, "11-wrong-code")
+
+    type_code(driver, code)
+    wait_title(driver, "Allow access?")
+    driver.find_element(By.CSS_SELECTOR, "form[action='/consent'] button[value='allow']").click()
+    record = code_at_callback(callback, driver, flow)
+    tokens = assert_tokens(op.redeem_code(web_client, record.params["code"], flow.verifier, flow.redirect_uri))
+    claims = op.verify_id_token(tokens["id_token"], web_client, nonce=flow.nonce, access_token=tokens["access_token"])
+    assert claims["email"] == email and claims["email_verified"] is True
+    assert claims.get("amr") == ["otp"], claims
+    driver.delete_all_cookies()
+
+    # The code proved the address: the password someone else set before is gone.
+    again = Flow(op, web_client, web_client.redirect_uri)
+    driver.get(again.url)
+    wait_title(driver, "Sign in")
+    driver.find_element(By.NAME, "email").send_keys(email)
+    driver.find_element(By.NAME, "password").send_keys(VICTIM_PASSWORD)
+    driver.find_element(By.CSS_SELECTOR, "form button[type=submit]:not([formaction])").click()
+    WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.ID, "form-error"))
+    assert driver.find_element(By.ID, "form-error").text == "The email or password is incorrect."
+    driver.delete_all_cookies()
+
+
+def test_browser_code_page_in_russian_and_a_resend_too_soon(op, driver, artifacts, sink, app_client, setup):
+    email = unique("code-ru")
+    setup["cli"].run("users", "add", email, "--json")
+    flow = Flow(op, app_client, app_client.redirect_uris[1])
+    ask_for_code(driver, flow.url + "&ui_locales=ru", email, sink, login_title="Вход")
+    wait_title(driver, "Введите код")
+    assert driver.find_element(By.CSS_SELECTOR, "html").get_attribute("lang") == "ru"
+    shot(driver, artifacts, "12-code-ru")
+    driver.find_element(By.CSS_SELECTOR, "button[formaction='/login/code/resend']").click()
+    WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.ID, "form-error"))
+    assert driver.find_element(By.ID, "form-error").text.startswith("Код только что отправлен. Новый можно запросить через")
+    shot(driver, artifacts, "13-code-resend-too-soon-ru")
     driver.delete_all_cookies()

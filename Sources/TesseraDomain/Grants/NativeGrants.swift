@@ -3,22 +3,24 @@ import TesseraCore
 /// The native sign-in API's grants at `/oauth2/v2.0/token` (Entra's native authentication):
 /// `password` (the password of a sign-in flow), `oob` (the one-time code it sent) and
 /// `continuation_token` (the sign-in after a completed sign-up or reset). Each reads its
-/// parameters and finishes a ``SignIn``; failures are ``FlowFailure``s, which only the native
-/// API's endpoint (the one that registers these) knows how to word.
+/// parameters, finishes a ``SignIn`` and issues the signed-in user's tokens; failures are
+/// ``FlowFailure``s, which only the native API's endpoint (the one that registers these)
+/// knows how to word.
 package struct NativeFlowGrant: TokenGrant {
     package let grantType: String
-    let finish: @Sendable (_ token: String, TokenRequest, _ scope: ScopeSet, FlowCaller) async throws -> TokenResponse
+    let tokens: UserGrantTokens
+    let finish: @Sendable (_ token: String, TokenRequest) async throws -> SignedIn
 
     /// The three grants of `signIn`.
-    package static func all(_ signIn: SignIn) -> [NativeFlowGrant] {
-        [NativeFlowGrant(grantType: "password") { token, request, scope, caller in
-            try await signIn.password(token: token, password: try request.required("password"), scope: scope, caller: caller)
+    package static func all(_ signIn: SignIn, tokens: UserGrantTokens) -> [NativeFlowGrant] {
+        [NativeFlowGrant(grantType: "password", tokens: tokens) { token, request in
+            try await signIn.password(token: token, password: try request.required("password"), caller: request.caller)
          },
-         NativeFlowGrant(grantType: "oob") { token, request, scope, caller in
-             try await signIn.code(token: token, code: try request.required("oob"), scope: scope, caller: caller)
+         NativeFlowGrant(grantType: "oob", tokens: tokens) { token, request in
+             try await signIn.code(token: token, code: try request.required("oob"), caller: request.caller)
          },
-         NativeFlowGrant(grantType: "continuation_token") { token, request, scope, caller in
-             try await signIn.afterCompletedFlow(token: token, username: request.parameters["username"], scope: scope, caller: caller)
+         NativeFlowGrant(grantType: "continuation_token", tokens: tokens) { token, request in
+             try await signIn.afterCompletedFlow(token: token, username: request.parameters["username"], caller: request.caller)
          }]
     }
 
@@ -30,7 +32,8 @@ package struct NativeFlowGrant: TokenGrant {
         do { scope = try ScopePolicy.withoutConsent(requested, client: request.client) } catch {
             throw FlowFailure.scopeRefused(error.oauthError.errorDescription ?? "The scope is not allowed.")
         }
-        return try await finish(token, request, scope, request.caller)
+        let signedIn = try await finish(token, request)
+        return try await tokens.issue(userID: signedIn.userID, amr: signedIn.amr, scope: scope, client: request.client)
     }
 }
 

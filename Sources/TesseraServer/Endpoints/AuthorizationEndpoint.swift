@@ -57,11 +57,20 @@ struct AuthorizationEndpoint {
             return loginPage(authorization, client: client, interaction: interaction, request: request, email: email,
                              message: language.text(failure.pageText), status: failure.status)
         }
-        let (session, cookie) = try await BrowserSessions(provider: provider).create(userID: user.id, amr: ["pwd"], replacing: request)
+        var response = try await signedIn(userID: user.id, amr: ["pwd"], authorization, client: client, interaction: interaction,
+                                          request: request)
+        response.setCookie(provider.deviceCookies.cookie(for: user.id))
+        return response
+    }
+
+    /// A sign-in on the hosted pages succeeded: a new browser session, then the request goes
+    /// on (consent, or back to the client).
+    func signedIn(userID: String, amr: [String], _ authorization: AuthorizationRequest, client: Client, interaction: String,
+                  request: Request) async throws -> Response {
+        let (session, cookie) = try await BrowserSessions(provider: provider).create(userID: userID, amr: amr, replacing: request)
         let outcome = try await authorizer.decide(authorization, client: client, session: session, signedInNow: true, interaction: interaction)
         var response = respond(outcome, request: request, locales: authorization.uiLocales, afterPost: true, session: cookie.value)
         response.setCookie(cookie)
-        response.setCookie(provider.deviceCookies.cookie(for: user.id))
         if case .respond = outcome { try await authorizer.finish(interaction) }
         return response
     }
@@ -120,7 +129,8 @@ struct AuthorizationEndpoint {
         let (csrf, cookie) = csrf.token(for: request)
         let html = pages.login(language: language(for: request, locales: authorization.uiLocales), clientName: client.name,
                                interaction: interaction, csrf: csrf, email: email, message: message,
-                               linkAction: EmailLinkEndpoints.loginPath, providers: provider.federation.loginProviders)
+                               linkAction: EmailLinkEndpoints.loginPath, codeAction: LoginCodeEndpoints.startPath,
+                               providers: provider.federation.loginProviders)
         var response = Responses.html(html, status: status,
                                       formTargets: [authorization.redirectURI] + provider.federation.ordered.map(\.authorizationOrigin))
         if let cookie { response.setCookie(cookie) }

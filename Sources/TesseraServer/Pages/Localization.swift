@@ -22,6 +22,8 @@ extension PageLanguage {
         case accountIdentities, accountNoIdentities, accountRemoveIdentity, accountLastWay, accountDelete, accountDeleteConfirm
         case accountDeleteButton, accountDeleteMistyped, accountDeleted, identityInUse
         case reauthTitle, reauthSubmit, reauthDelete, reauthConnect, wrongPassword
+        case emailMeACode, codeTitle, codeSentTo, codeValidFor, codeLabel, codeResend, codeWrong, codeWrongLeft, codeUsedUp
+        case codeExpired, codeStartOver, codeResendWait, codeThrottled, noAccount
     }
 
     static let english: [Key: String] = [
@@ -72,6 +74,17 @@ extension PageLanguage {
         .accountDeleteButton: "Delete my account", .accountDeleteMistyped: "Type DELETE exactly to confirm.",
         .accountDeleted: "Your account was deleted.",
         .identityInUse: "This provider account is already connected to another account.",
+        .emailMeACode: "Email me a code", .codeTitle: "Enter the code", .codeSentTo: "We sent a sign-in code to",
+        .codeValidFor: "It is valid for {minutes} minutes. Nothing arrived? Look in the spam folder, or ask for a new code.",
+        .codeLabel: "Code", .codeResend: "Send a new code",
+        .codeWrong: "The code is not right. Check it and try again.",
+        .codeWrongLeft: "The code is not right. Attempts left: {left}.",
+        .codeUsedUp: "Too many wrong codes. Ask for a new code.",
+        .codeExpired: "The code has expired. Ask for a new code.",
+        .codeStartOver: "This sign-in has expired. Enter your email address to start again.",
+        .codeResendWait: "A code was sent a moment ago. You can ask for another in {seconds} s.",
+        .codeThrottled: "Too many codes were sent to this address. Wait a while, or sign in with your password.",
+        .noAccount: "No account has this email address.",
     ]
 
     static let russian: [Key: String] = [
@@ -122,6 +135,17 @@ extension PageLanguage {
         .accountDeleteButton: "Удалить учётную запись", .accountDeleteMistyped: "Для подтверждения введите DELETE точно так.",
         .accountDeleted: "Ваша учётная запись удалена.",
         .identityInUse: "Эта учётная запись сервиса уже подключена к другой учётной записи.",
+        .emailMeACode: "Прислать код на почту", .codeTitle: "Введите код", .codeSentTo: "Мы отправили код для входа на адрес",
+        .codeValidFor: "Код действует {minutes} мин. Письма нет? Проверьте папку «Спам» или запросите новый код.",
+        .codeLabel: "Код", .codeResend: "Отправить новый код",
+        .codeWrong: "Неверный код. Проверьте его и попробуйте снова.",
+        .codeWrongLeft: "Неверный код. Осталось попыток: {left}.",
+        .codeUsedUp: "Слишком много неверных кодов. Запросите новый код.",
+        .codeExpired: "Срок действия кода истёк. Запросите новый код.",
+        .codeStartOver: "Время для входа истекло. Введите адрес электронной почты, чтобы начать заново.",
+        .codeResendWait: "Код только что отправлен. Новый можно запросить через {seconds} с.",
+        .codeThrottled: "На этот адрес отправлено слишком много кодов. Подождите или войдите с паролем.",
+        .noAccount: "Нет учётной записи с таким адресом.",
     ]
 
     /// How a scope is described on the consent page: the catalogue's words, or the scope

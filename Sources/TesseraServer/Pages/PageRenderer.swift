@@ -26,7 +26,8 @@ public struct PageRenderer: Sendable {
 
     /// `linkAction`: where "email me a link" posts, when the page offers it.
     func login(language: PageLanguage, action: String = "/login", clientName: String?, interaction: String?, csrf: String,
-               email: String?, message: String?, linkAction: String? = nil, providers: [LoginProvider] = []) -> String {
+               email: String?, message: String?, linkAction: String? = nil, codeAction: String? = nil,
+               providers: [LoginProvider] = []) -> String {
         render("login", [
             "providers": providers.map { ["id": $0.id, "type": $0.type, "label": language.text(.continueWith) + " " + $0.name,
                                           "interaction": interaction ?? "", "csrf": csrf] as [String: Any] },
@@ -34,6 +35,21 @@ public struct PageRenderer: Sendable {
             "action": action, "interaction": interaction ?? "", "csrf": csrf, "email": email ?? "", "message": message ?? "",
             "emailLabel": language.text(.email), "passwordLabel": language.text(.password), "submit": language.text(.signIn),
             "linkAction": linkAction ?? "", "or": language.text(.or), "emailLink": language.text(.emailMeALink),
+            "codeAction": codeAction ?? "", "emailCode": language.text(.emailMeACode),
+        ], language: language)
+    }
+
+    /// The hosted login's code step: where the code went, the field for it, and a new code.
+    /// `flow` is the sign-in flow's continuation token, which the form carries to the next step.
+    func signInCode(language: PageLanguage, clientName: String, interaction: String, csrf: String, flow: String, target: String,
+                    codeLength: Int, minutes: Int, message: String?) -> String {
+        render("code", [
+            "title": language.text(.codeTitle), "signInTo": language.text(.signInTo), "clientName": clientName,
+            "sentTo": language.text(.codeSentTo), "target": target,
+            "validFor": language.text(.codeValidFor).replacingOccurrences(of: "{minutes}", with: String(minutes)),
+            "interaction": interaction, "csrf": csrf, "flow": flow, "message": message ?? "", "codeLength": codeLength,
+            "codeLabel": language.text(.codeLabel), "submit": language.text(.signIn), "resend": language.text(.codeResend),
+            "verifyAction": LoginCodeEndpoints.verifyPath, "resendAction": LoginCodeEndpoints.resendPath,
         ], language: language)
     }
 

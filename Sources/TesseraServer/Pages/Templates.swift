@@ -10,6 +10,7 @@ enum Templates {
         "account": text(PackageResources.account_mustache), "emaillinksent": text(PackageResources.emaillinksent_mustache),
         "emaillinkconfirm": text(PackageResources.emaillinkconfirm_mustache), "message": text(PackageResources.message_mustache),
         "federationlink": text(PackageResources.federationlink_mustache), "continue": text(PackageResources.continue_mustache),
+        "code": text(PackageResources.code_mustache),
     ]
 
     static let stylesheet = text(PackageResources.tessera_css)

@@ -2,27 +2,33 @@ import Foundation
 import Logging
 import TesseraCore
 
+/// Who a finished sign-in proved, and how (`amr`): what the native API issues tokens for,
+/// and the hosted pages start a browser session for.
+package struct SignedIn: Sendable, Equatable {
+    package var userID: String
+    package var amr: [String]
+}
+
 /// Signing in with an email address, by password or by a one-time code, and the sign-in
-/// that ends a completed sign-up or reset. Each way of finishing ends the flow in the same
-/// write that lets the tokens be issued, so a continuation token buys tokens once.
+/// that ends a completed sign-up or reset. Each way of finishing ends the flow in one
+/// conditional write, so a continuation token signs in once; the caller then issues tokens
+/// (the native API) or starts a browser session (the hosted login).
 package struct SignIn: Sendable {
     let enumerationProtection: Bool
     let store: any NativeFlowStore & UserStore & StoreTransactions
     let steps: FlowSteps
     let codes: EmailCodes
     let passwordSignIn: PasswordSignIn
-    let tokens: UserGrantTokens
     let clock: WallClock
     let logger: Logger
 
     package init(enumerationProtection: Bool, store: any NativeFlowStore & UserStore & StoreTransactions, steps: FlowSteps,
-                 codes: EmailCodes, passwordSignIn: PasswordSignIn, tokens: UserGrantTokens, clock: WallClock, logger: Logger) {
+                 codes: EmailCodes, passwordSignIn: PasswordSignIn, clock: WallClock, logger: Logger) {
         self.enumerationProtection = enumerationProtection
         self.store = store
         self.steps = steps
         self.codes = codes
         self.passwordSignIn = passwordSignIn
-        self.tokens = tokens
         self.clock = clock
         self.logger = logger
     }
@@ -59,11 +65,11 @@ package struct SignIn: Sendable {
     }
 
     /// Finishes with the password the flow asked for.
-    package func password(token: String, password: String, scope: ScopeSet, caller: FlowCaller) async throws -> TokenResponse {
+    package func password(token: String, password: String, caller: FlowCaller) async throws -> SignedIn {
         let flow = try await steps.current(token, .signIn, caller: caller, steps: [.passwordRequested])
         switch try await passwordSignIn.signIn(email: flow.email, password: password, from: .init(address: caller.address)) {
         case .success(let user):
-            return try await finish(flow, userID: user.id, amr: ["pwd"], from: token, scope: scope, caller: caller)
+            return try await finish(flow, userID: user.id, amr: ["pwd"], from: token)
         case .failure(.badCredentials):
             throw flow.userID != nil || enumerationProtection ? FlowFailure.invalidCredentials : FlowFailure.accountNotFound
         case .failure(.throttled):
@@ -74,27 +80,25 @@ package struct SignIn: Sendable {
     }
 
     /// Finishes with the one-time code the flow sent; it proves the address.
-    package func code(token: String, code: String, scope: ScopeSet, caller: FlowCaller) async throws -> TokenResponse {
+    package func code(token: String, code: String, caller: FlowCaller) async throws -> SignedIn {
         var flow = try await steps.current(token, .signIn, caller: caller, steps: [.codeSent])
         try await codes.check(code, flow: &flow, token: token)
         guard let userID = flow.userID else { throw FlowFailure.wrongCode(attemptsLeft: nil) }
-        return try await finish(flow, userID: userID, amr: ["otp"], from: token, scope: scope, caller: caller, provesAddress: true)
+        return try await finish(flow, userID: userID, amr: ["otp"], from: token, provesAddress: true)
     }
 
     /// Signs in at the end of a completed sign-up or reset; `username`, when the app sends
     /// it, must be the flow's address.
-    package func afterCompletedFlow(token: String, username: String?, scope: ScopeSet, caller: FlowCaller) async throws -> TokenResponse {
+    package func afterCompletedFlow(token: String, username: String?, caller: FlowCaller) async throws -> SignedIn {
         let flow = try await steps.current(token, nil, caller: caller, steps: [.completed])
         guard flow.kind != .signIn, let userID = flow.userID else { throw FlowFailure.unknownFlow }
         if let username, MailAddress.normalise(username) != flow.email { throw FlowFailure.usernameMismatch }
-        return try await finish(flow, userID: userID, amr: flow.amr, from: token, scope: scope, caller: caller)
+        return try await finish(flow, userID: userID, amr: flow.amr, from: token)
     }
 
-    /// Ends the flow and issues the tokens. A code sign-in (`provesAddress`) proved the
-    /// address in the same step: ``AccountRules/addressProven(_:now:in:)`` runs in the
-    /// transaction that ends the flow.
-    func finish(_ flow: NativeFlow, userID: String, amr: [String], from token: String, scope: ScopeSet, caller: FlowCaller,
-                provesAddress: Bool = false) async throws -> TokenResponse {
+    /// Ends the flow. A code sign-in (`provesAddress`) proved the address in the same step:
+    /// ``AccountRules/addressProven(_:now:in:)`` runs in the transaction that ends the flow.
+    func finish(_ flow: NativeFlow, userID: String, amr: [String], from token: String, provesAddress: Bool = false) async throws -> SignedIn {
         let now = clock.now()
         let ended = try await store.transaction { tx in
             guard try await tx.advanceFlow(flow, from: tokenHash(token), to: nil) else { return false }
@@ -107,7 +111,7 @@ package struct SignIn: Sendable {
             return true
         }
         guard ended else { throw FlowFailure.unknownFlow }
-        return try await tokens.issue(userID: userID, amr: amr, scope: scope, client: caller.client)
+        return SignedIn(userID: userID, amr: amr)
     }
 }
 
