@@ -199,7 +199,7 @@ public enum AuthUtils {
     /// Only an `https` URL (or `http` on a loopback address) is accepted; its path, query and
     /// credentials are dropped. Pass the result as ``AuthRequest/ssoBaseURL``.
     public static func getSSOUrlStringFrom(_ url: URL?,
-                                           parameterNames: [String] = ["ssoBaseURL", "sso_base_url", "sberIDRedirect"]) -> String? {
+                                           parameterNames: [String] = ["ssoBaseUrl", "sso_base_url", "sberIDRedirect"]) -> String? {
         guard let url, let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
         let pairs = FormEncoding.pairs(components.percentEncodedQuery ?? "") + FormEncoding.pairs(components.percentEncodedFragment ?? "")
         for name in parameterNames {

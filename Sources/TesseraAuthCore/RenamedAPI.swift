@@ -120,13 +120,6 @@ extension AuthState {
     }
 }
 
-extension LoopbackUserAgent {
-    @available(*, deprecated, renamed: "present(_:redirectURI:)")
-    public func present(_ url: URL, redirectUri: String) async throws -> URL {
-        try await present(url, redirectURI: redirectUri)
-    }
-}
-
 extension OIDCClient.Configuration {
     @available(*, deprecated, renamed: "clientID")
     public var clientId: String { get { clientID } set { clientID = newValue } }

@@ -297,7 +297,7 @@ public final class Provider: Sendable {
     /// Creates a user; the profile is validated first and the password hashed off the event loop.
     public func createUser(email: String, password: String?, name: String? = nil, profile: [String: JSONValue] = [:],
                            emailVerified: Bool = true) async throws -> User {
-        let email = email.trimmingCharacters(in: .whitespaces).lowercased()
+        let email = MailAddress.normalise(email)
         guard MailAddress.isPlausible(email) else { throw ConfigurationError("'\(email)' is not an email address") }
         if let password, let violation = PasswordPolicy().check(password, email: email) {
             throw ConfigurationError(PasswordPolicy.explanation(violation, policy: PasswordPolicy()))

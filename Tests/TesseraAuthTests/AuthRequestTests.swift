@@ -140,11 +140,11 @@ struct AuthRequestTests {
 @Suite("SSO URL from a deep link")
 struct SSOURLTests {
     @Test("the scheme, host and port of the link's SSO parameter", arguments: [
-        ("com.example.app://start?ssoBaseURL=https%3A%2F%2Fsso.example.net%2Fsome%2Fpath%3Fq%3D1", "https://sso.example.net"),
+        ("com.example.app://start?ssoBaseUrl=https%3A%2F%2Fsso.example.net%2Fsome%2Fpath%3Fq%3D1", "https://sso.example.net"),
         ("com.example.app://start?x=1&sso_base_url=https://SSO.example.net:8443/", "https://sso.example.net:8443"),
         ("com.example.app://start?sberIDRedirect=https%3A%2F%2Fonline.example.ru%2Fsso", "https://online.example.ru"),
-        ("https://app.example.com/open#ssoBaseURL=https%3A%2F%2Fsso.example.net", "https://sso.example.net"),
-        ("com.example.app://start?ssoBaseURL=http%3A%2F%2F127.0.0.1%3A9000", "http://127.0.0.1:9000"),
+        ("https://app.example.com/open#ssoBaseUrl=https%3A%2F%2Fsso.example.net", "https://sso.example.net"),
+        ("com.example.app://start?ssoBaseUrl=http%3A%2F%2F127.0.0.1%3A9000", "http://127.0.0.1:9000"),
     ])
     func extracts(link: String, expected: String) {
         #expect(AuthUtils.getSSOUrlStringFrom(URL(string: link)) == expected)
@@ -152,9 +152,9 @@ struct SSOURLTests {
 
     @Test("nothing for a link without one, or with an insecure or relative one", arguments: [
         "com.example.app://start?other=1",
-        "com.example.app://start?ssoBaseURL=http%3A%2F%2Fsso.example.net",
-        "com.example.app://start?ssoBaseURL=javascript%3Aalert(1)",
-        "com.example.app://start?ssoBaseURL=%2Frelative",
+        "com.example.app://start?ssoBaseUrl=http%3A%2F%2Fsso.example.net",
+        "com.example.app://start?ssoBaseUrl=javascript%3Aalert(1)",
+        "com.example.app://start?ssoBaseUrl=%2Frelative",
     ])
     func rejects(link: String) {
         #expect(AuthUtils.getSSOUrlStringFrom(URL(string: link)) == nil)

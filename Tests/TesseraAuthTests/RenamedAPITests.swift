@@ -30,3 +30,21 @@ struct RenamedAPITests {
 private struct JSONValueForTest: Decodable, Equatable {
     init(from decoder: any Decoder) throws {}
 }
+
+/// A browser agent as an app wrote it against an earlier version.
+private struct OldStyleAgent: ExternalUserAgent {
+    @available(*, deprecated)
+    func present(_ url: URL, redirectUri: String) async throws -> URL {
+        URL(string: redirectUri + "?code=c&state=s")!
+    }
+}
+
+@Suite("Browser agents of earlier versions")
+struct OldStyleAgentTests {
+    @Test("an agent that implements present(_:redirectUri:) still serves present(_:redirectURI:)")
+    func oldAgent() async throws {
+        let agent: any ExternalUserAgent = OldStyleAgent()
+        let answered = try await agent.present(URL(string: "https://id.example/authorize")!, redirectURI: "app://cb")
+        #expect(answered.absoluteString == "app://cb?code=c&state=s")
+    }
+}

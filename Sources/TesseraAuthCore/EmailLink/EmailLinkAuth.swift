@@ -176,11 +176,11 @@ public final class EmailLinkAuth: Sendable {
             let answer = try await client.post(to: try await endpoints().complete, name: "email_link_complete_endpoint", [
                 ("email", credential.email), ("oob_code", code), ("scope", scopes.joined(separator: " ")), ("operation", operation.rawValue),
             ], headers: headers)
-            let authorization = try await client.authorizationResult(from: answer, receivedAt: receivedAt)
+            let tokens = try answer.decode(TokenResponse.self, "token response")
+            let authorization = try await client.authorizationResult(from: tokens, receivedAt: receivedAt)
             if let pending = try? await pendingEmails?.load(), Self.sameAddress(pending, credential.email) {
                 try? await pendingEmails?.remove()
             }
-            let tokens = try answer.decode(TokenResponse.self, "token response")
             return AuthDataResult(authorization: authorization, isNewUser: tokens.isNewUser ?? false,
                                   email: tokens.email ?? credential.email, operation: operation)
         }

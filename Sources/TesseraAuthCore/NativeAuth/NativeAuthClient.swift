@@ -263,13 +263,12 @@ public final class NativeAuthClient: Sendable {
         let receivedAt = oidc.now()
         let answer = try await post(.token, [("grant_type", grant), ("continuation_token", continuationToken),
                                              ("scope", scopes.joined(separator: " "))] + extra)
-        return try await authorizationResult(from: answer, receivedAt: receivedAt)
+        return try await authorizationResult(from: try answer.decode(TokenResponse.self, "token response"), receivedAt: receivedAt)
     }
 
     /// The tokens of a token-response answer (`/oauth2/v2.0/token`, `/emaillink/v1.0/complete`),
     /// with the ID token validated as ``OIDCClient`` validates it.
-    func authorizationResult(from answer: NativeAnswer, receivedAt: Date) async throws -> AuthorizationResult {
-        let response = try answer.decode(TokenResponse.self, "token response")
+    func authorizationResult(from response: TokenResponse, receivedAt: Date) async throws -> AuthorizationResult {
         guard response.tokenType.lowercased() == "bearer" else {
             throw NativeAuthFailure.invalidResponse("token_type '\(response.tokenType)' is not Bearer")
         }

@@ -78,8 +78,8 @@ extension NativeAuthClient {
         if let accessToken { parameters.append(("link_token", accessToken)) }
         let receivedAt = oidc.now()
         let answer = try await post(to: url, name: "token endpoint", parameters)
-        let result = try await authorizationResult(from: answer, receivedAt: receivedAt)
-        return (result, (try answer.decode(TokenResponse.self, "token response").isNewUser) ?? false)
+        let response = try answer.decode(TokenResponse.self, "token response")
+        return (try await authorizationResult(from: response, receivedAt: receivedAt), response.isNewUser ?? false)
     }
 }
 

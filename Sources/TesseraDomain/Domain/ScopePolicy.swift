@@ -28,6 +28,15 @@ package enum ScopePolicy {
         return requested
     }
 
+    /// The `scope` parameter of a sign-in flow that ends without a page (the native API's
+    /// grants, email links), by ``withoutConsent(_:client:)``, refused as a ``FlowFailure``.
+    package static func flowScope(_ parameter: String?, client: Client) throws -> ScopeSet {
+        guard let parameter else { throw FlowFailure.missingParameter("scope") }
+        do { return try withoutConsent(ScopeSet(parsing: parameter), client: client) } catch {
+            throw FlowFailure.scopeRefused(error.oauthError.errorDescription ?? "The scope is not allowed.")
+        }
+    }
+
     /// `client_credentials`: the client's scopes that need no user, all of them unless some
     /// are asked for.
     package static func clientCredentials(_ requested: ScopeSet?, client: Client) throws(ScopeRefusal) -> ScopeSet {

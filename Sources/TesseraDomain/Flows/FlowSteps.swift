@@ -13,13 +13,6 @@ package struct FlowSteps: Sendable {
     let limits: WorkLimits
     let clock: WallClock
 
-    package init(settings: NativeAuthSettings, store: any NativeFlowStore, limits: WorkLimits, clock: WallClock) {
-        self.settings = settings
-        self.store = store
-        self.limits = limits
-        self.clock = clock
-    }
-
     /// A new flow, once the caller's address and client may start one.
     func newFlow(_ kind: NativeFlow.Kind, email: String, challenges: [Challenge], caller: FlowCaller) throws -> NativeFlow {
         try admit(.flow, caller: caller)
@@ -76,12 +69,5 @@ package struct FlowSteps: Sendable {
         let email = MailAddress.normalise(username)
         guard MailAddress.isPlausible(email) else { throw FlowFailure.invalidAddress }
         return email
-    }
-}
-
-extension MailAddress {
-    /// The form addresses are compared and stored in: without surrounding spaces, lower-case.
-    package static func normalise(_ email: String) -> String {
-        email.trimmingCharacters(in: .whitespaces).lowercased()
     }
 }

@@ -26,12 +26,8 @@ package struct NativeFlowGrant: TokenGrant {
 
     package func exchange(_ request: TokenRequest) async throws -> TokenResponse {
         let token = try request.required("continuation_token")
-        let requested = ScopeSet(parsing: try request.required("scope"))
-        let scope: ScopeSet
         // The native API signs in without a page: never a scope that needs the consent page.
-        do { scope = try ScopePolicy.withoutConsent(requested, client: request.client) } catch {
-            throw FlowFailure.scopeRefused(error.oauthError.errorDescription ?? "The scope is not allowed.")
-        }
+        let scope = try ScopePolicy.flowScope(request.parameters["scope"], client: request.client)
         let signedIn = try await finish(token, request)
         return try await tokens.issue(userID: signedIn.userID, amr: signedIn.amr, scope: scope, client: request.client)
     }

@@ -118,6 +118,11 @@ public struct MailError: Error, Equatable, CustomStringConvertible {
 }
 
 extension MailAddress {
+    /// The form addresses are compared and stored in: without surrounding spaces, lower-case.
+    package static func normalise(_ email: String) -> String {
+        email.trimmingCharacters(in: .whitespaces).lowercased()
+    }
+
     /// Whether `email` looks like an address mail can be sent to: one `@`, a local part, and a
     /// dotted domain, no spaces, at most 254 characters. The real check is the mail arriving.
     public static func isPlausible(_ email: String) -> Bool {

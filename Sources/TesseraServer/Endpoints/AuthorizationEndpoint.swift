@@ -47,7 +47,7 @@ struct AuthorizationEndpoint {
         }
         let language = language(for: request, locales: authorization.uiLocales)
         guard csrf.isValid(form["csrf_token"], request: request) else { return expiredPage(request, language: language) }
-        let email = (form["email"] ?? "").trimmingCharacters(in: .whitespaces).lowercased()
+        let email = MailAddress.normalise(form["email"] ?? "")
         let user: User
         switch try await provider.passwordSignIn.signIn(email: email, password: form["password"] ?? "",
                                                         from: .init(address: context.addressKey, device: provider.deviceCookies.device(in: request))) {

@@ -76,7 +76,7 @@ struct EmailLinkEndpoints {
     func complete(_ parameters: RequestParameters, caller: FlowCaller, request: Request) async throws -> Response {
         let email = try NativeAuthWire.required(parameters, "email")
         let code = try oobCode(parameters)
-        let scope = try NativeAuthWire.scope(parameters, client: caller.client)
+        let scope = try ScopePolicy.flowScope(parameters["scope"], client: caller.client)
         guard let record = try await links.link(code: code, for: caller.client.id) else {
             throw Self.invalidCode
         }

@@ -85,14 +85,6 @@ enum NativeAuthWire {
         return object
     }
 
-    /// `scope` of a sign-in without a page: the client's own scopes, never one that needs consent.
-    static func scope(_ parameters: RequestParameters, client: Client) throws -> ScopeSet {
-        let requested = ScopeSet(parsing: try required(parameters, "scope"))
-        do { return try ScopePolicy.withoutConsent(requested, client: client) } catch {
-            throw NativeAuthError("invalid_scope", error.oauthError.errorDescription ?? "The scope is not allowed.")
-        }
-    }
-
     // MARK: Answers
 
     /// The answer to a step that went on; the sign-up's "more is needed" steps are errors in

@@ -22,17 +22,6 @@ package struct SignIn: Sendable {
     let clock: WallClock
     let logger: Logger
 
-    package init(enumerationProtection: Bool, store: any NativeFlowStore & UserStore & StoreTransactions, steps: FlowSteps,
-                 codes: EmailCodes, passwordSignIn: PasswordSignIn, clock: WallClock, logger: Logger) {
-        self.enumerationProtection = enumerationProtection
-        self.store = store
-        self.steps = steps
-        self.codes = codes
-        self.passwordSignIn = passwordSignIn
-        self.clock = clock
-        self.logger = logger
-    }
-
     /// Starts a sign-in to the account of `username`.
     package func initiate(username: String, challenges: [Challenge], caller: FlowCaller) async throws -> FlowStep {
         let email = try FlowSteps.address(username)

@@ -56,7 +56,7 @@ public struct PasswordSignIn: Sendable {
 
     public func signIn(email: String, password: String, from origin: Origin) async throws -> Result<User, Failure> {
         let now = clock.now()
-        let email = email.trimmingCharacters(in: .whitespaces).lowercased()
+        let email = MailAddress.normalise(email)
         let user = try await users.user(email: email)
         let counters: [(FailureThrottle, String)]
         if let device = origin.device, let user, device.userID == user.id {
