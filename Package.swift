@@ -22,6 +22,9 @@ let package = Package(
         .package(url: "https://github.com/vapor/sql-kit.git", from: "3.36.0"),
         .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.2"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
+        // PostgreSQL: the driver with its connection pool, and SQLKit's dialect for it.
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/vapor/postgres-kit.git", from: "2.17.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
@@ -107,6 +110,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
             ]
@@ -173,6 +179,18 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Test-only: fresh databases of each kind the store runs on (SQLite; PostgreSQL when given).
+        .target(
+            name: "TesseraTestSupport",
+            dependencies: [
+                "TesseraCore",
+                "TesseraDomain",
+                "TesseraSQL",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SQLKit", package: "sql-kit"),
+            ],
+            path: "Tests/TesseraTestSupport"
+        ),
         .testTarget(name: "TesseraCoreTests", dependencies: ["TesseraCore"]),
         // The domain's rules without HTTP: pure ones, and those over a real (in-memory) SQL store.
         .testTarget(
@@ -181,6 +199,7 @@ let package = Package(
                 "TesseraCore",
                 "TesseraDomain",
                 "TesseraSQL",
+                "TesseraTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -193,6 +212,7 @@ let package = Package(
                 "TesseraSQLite",
                 "TesseraServer",
                 "TesseraAuthCore",
+                "TesseraTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "X509", package: "swift-certificates"),

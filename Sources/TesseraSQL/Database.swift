@@ -21,6 +21,14 @@ public protocol TransactionalDatabase: Sendable {
     func close() async throws
 }
 
+/// The database `location` names, opened: SQLite or PostgreSQL.
+public func openDatabase(_ location: DatabaseLocation, poolSize: Int, logger: Logger) async throws -> any TransactionalDatabase {
+    switch location {
+    case .postgres(let server): try await PostgresDatabase.open(server, poolSize: poolSize, logger: logger)
+    case .sqliteFile, .sqliteMemory: try await SQLiteDatabase.open(location, logger: logger)
+    }
+}
+
 /// SQLite through one connection in WAL mode.
 ///
 /// SQLite serialises writers anyway; one connection behind an async lock makes
@@ -43,6 +51,8 @@ public final class SQLiteDatabase: TransactionalDatabase {
         switch location {
         case .sqliteMemory:
             path = ":memory:"
+        case .postgres:
+            preconditionFailure("SQLiteDatabase.open is given a PostgreSQL location; use openDatabase(_:poolSize:logger:)")
         case .sqliteFile(let file):
             let directory = URL(fileURLWithPath: file).deletingLastPathComponent().path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,

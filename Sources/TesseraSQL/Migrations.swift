@@ -311,8 +311,16 @@ enum Migrations {
     ]
 
     /// Brings the schema up to date; safe to call from several processes at once.
+    /// PostgreSQL's advisory-lock key for migrations (a fixed number, "tessera" in ASCII).
+    static let migrationLock: Int64 = 0x7465_7373_6572_61
+
     static func run(on database: any TransactionalDatabase) async throws {
         try await database.transaction { db in
+            if db.dialect.name == "postgresql" {
+                // Nodes starting together wait here for the first, then find its work done. The
+                // lock is the transaction's: released at commit or rollback, or when a node dies.
+                try await db.raw("SELECT pg_advisory_xact_lock(\(bind: migrationLock))").run()
+            }
             try await db.raw("CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)").run()
             let applied = Set(try await db.raw("SELECT version FROM schema_migrations").all().map { try $0.decode(column: "version", as: Int.self) })
             for migration in all where !applied.contains(migration.version) {

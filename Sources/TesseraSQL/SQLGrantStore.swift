@@ -77,25 +77,28 @@ extension SQLStore: GrantStore {
     public func rotateRefreshToken(tokenHash: String, clientID: String, now: Int64,
                                    makeSuccessor: @escaping @Sendable (Grant) throws -> RefreshTokenRecord) async throws -> RefreshRotation {
         try await database.transaction { db in
-            // The token and its grant in one statement: every statement is a round trip to
-            // the database thread while the transaction holds the connection.
-            guard let row = try await db.raw("""
-                SELECT t.client_id AS token_client_id, t.expires_at AS token_expires_at, t.used_at, g.*
-                FROM refresh_tokens t JOIN grants g ON g.id = t.grant_id WHERE t.token_hash = \(bind: tokenHash)
-                """).first() else { return .invalid }
-            let grant = try Self.grant(row)
-            // A token bound to another client is treated as unknown: it says nothing about this client's tokens.
-            guard try row.string("token_client_id") == clientID else { return .invalid }
-            if try row.optionalInt("used_at") != nil {
-                try await Self.revokeGrant(id: grant.id, now: now, on: db)
+            // The token is taken by one conditional write: of two refreshes racing with it, on one
+            // node or two, exactly one finds it unused; the other waits for that one to commit,
+            // then finds nothing to take and is told it presented a used token.
+            guard let taken = try await db.raw("""
+                UPDATE refresh_tokens SET used_at = \(bind: now)
+                WHERE token_hash = \(bind: tokenHash) AND client_id = \(bind: clientID) AND used_at IS NULL AND expires_at > \(bind: now)
+                RETURNING grant_id
+                """).first() else {
+                // Unknown, expired, bound to another client (which says nothing about this client's
+                // tokens), or used before: reuse revokes the whole family.
+                guard let row = try await db.raw("""
+                    SELECT grant_id, client_id, used_at FROM refresh_tokens WHERE token_hash = \(bind: tokenHash)
+                    """).first(), try row.string("client_id") == clientID, try row.optionalInt("used_at") != nil else {
+                    return .invalid
+                }
+                try await Self.revokeGrant(id: try row.string("grant_id"), now: now, on: db)
                 return .reused
             }
-            guard try row.int("token_expires_at") > now, grant.revokedAt == nil, grant.expiresAt > now else {
+            guard let grant = try await Self.grant(id: try taken.string("grant_id"), on: db), grant.revokedAt == nil, grant.expiresAt > now else {
                 return .invalid
             }
-            let successor = try makeSuccessor(grant)
-            try await db.raw("UPDATE refresh_tokens SET used_at = \(bind: now) WHERE token_hash = \(bind: tokenHash)").run()
-            try await Self.insertRefreshToken(successor, now: now, on: db)
+            try await Self.insertRefreshToken(try makeSuccessor(grant), now: now, on: db)
             return .rotated(grant)
         }
     }
@@ -177,6 +180,17 @@ extension SQLStore: GrantStore {
 }
 
 extension SQLStore: Housekeeping {
+    public func takeTurn(_ task: String, now: Int64, every: Int64) async throws -> Bool {
+        let name = "turn:" + task
+        return try await database.withDatabase { db in
+            try await db.raw("INSERT INTO settings (name, value) VALUES (\(bind: name), '0') ON CONFLICT (name) DO NOTHING").run()
+            return try await db.raw("""
+                UPDATE settings SET value = \(bind: String(now))
+                WHERE name = \(bind: name) AND CAST(value AS BIGINT) <= \(bind: now - every) RETURNING name
+                """).first() != nil
+        }
+    }
+
     /// Deletes expired codes, interactions, sessions, refresh tokens, revocation entries and
     /// native flows, and the record of codes sent more than a day ago.
     /// `keepFor` seconds of history are kept so that a late replay is still recognised.

@@ -69,12 +69,15 @@ extension SQLStore: KeyStore {
     }
 
     public func setting(_ name: String, orCreate make: @Sendable () -> String) async throws -> String {
-        try await database.transaction { db in
+        try await database.withDatabase { db in
             if let value = try await db.raw("SELECT value FROM settings WHERE name = \(bind: name)").first()?.string("value") {
                 return value
             }
-            let value = make()
-            try await db.raw("INSERT INTO settings (name, value) VALUES (\(bind: name), \(bind: value))").run()
+            // Nodes starting together each propose a value; the first written is everyone's.
+            try await db.raw("INSERT INTO settings (name, value) VALUES (\(bind: name), \(bind: make())) ON CONFLICT (name) DO NOTHING").run()
+            guard let value = try await db.raw("SELECT value FROM settings WHERE name = \(bind: name)").first()?.string("value") else {
+                throw StoreError.notFound("the setting \(name)")
+            }
             return value
         }
     }

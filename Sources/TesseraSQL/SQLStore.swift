@@ -37,6 +37,18 @@ extension SQLRow {
 
 /// Whether an error is a uniqueness violation (SQLite or PostgreSQL).
 func isUniqueViolation(_ error: any Error) -> Bool {
+    if isPostgresUniqueViolation(error) { return true }
     let text = String(describing: error)
-    return text.contains("UNIQUE constraint failed") || text.contains("duplicate key value") || text.contains("constraint failed")
+    return text.contains("UNIQUE constraint failed") || text.contains("constraint failed")
+}
+
+extension SQLStore {
+    /// Whether the database answers and has every migration this build knows (a node of an
+    /// older build on a newer schema is ready too: migrations only add).
+    public func isSchemaCurrent() async throws -> Bool {
+        try await database.withDatabase { db in
+            let row = try await db.raw("SELECT MAX(version) AS version FROM schema_migrations").first()
+            return (try row?.decode(column: "version", as: Int?.self) ?? 0) >= (Migrations.all.last?.version ?? 0)
+        }
+    }
 }

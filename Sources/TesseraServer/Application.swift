@@ -41,7 +41,7 @@ public func buildRouter(provider: Provider) throws -> Router<TesseraRequestConte
         Response(status: .ok, headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "public, max-age=3600"],
                  body: .init(byteBuffer: ByteBuffer(string: Templates.stylesheet)))
     }
-    router.get("/health") { _, _ in Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ok\n"))) }
+    HealthEndpoints(provider: provider).register(on: router)
     return router
 }
 
@@ -68,14 +68,13 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
     }
 }
 
-/// Background work of a running provider: re-reads signing keys (to pick up a rotation
-/// made by another node or the CLI), purges expired rows, and closes the database last
-/// on shutdown.
+/// Background work of a running provider: re-reads signing keys every few seconds (to pick
+/// up a rotation made by another node or the CLI), purges expired rows when it is this
+/// node's turn, and closes the database last on shutdown.
 struct MaintenanceService: Service {
     let provider: Provider
 
     func run() async throws {
-        var lastPurge: Int64 = 0
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             try? await cancelWhenGracefulShutdown {
                 try await Task.sleep(for: .seconds(provider.configuration.keyReloadInterval))
@@ -83,11 +82,7 @@ struct MaintenanceService: Service {
             if Task.isShuttingDownGracefully || Task.isCancelled { break }
             do {
                 try await provider.keys.reload()
-                let now = provider.clock.now()
-                if now - lastPurge >= 3600 {
-                    try await provider.purgeExpired()
-                    lastPurge = now
-                }
+                try await provider.purgeExpiredIfDue()
             } catch {
                 provider.logger.error("maintenance failed", metadata: ["error": "\(error)"])
             }

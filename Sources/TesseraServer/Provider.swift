@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Logging
+import Synchronization
 import TesseraCore
 import TesseraDomain
 import TesseraSQL
@@ -55,7 +56,7 @@ public final class Provider: Sendable {
     /// Opens the database, applies migrations and loads (or creates) the signing keys.
     public static func start(_ configuration: ServerConfiguration, clock: WallClock = .system, logger: Logger) async throws -> Provider {
         try configuration.validate()
-        let database = try await SQLiteDatabase.open(configuration.database, logger: logger)
+        let database = try await openDatabase(configuration.database, poolSize: configuration.databasePoolSize, logger: logger)
         do {
             let store = SQLStore(database: database)
             try await store.migrate()
@@ -142,9 +143,42 @@ public final class Provider: Sendable {
         HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: Data(secret.utf8)), info: Data(purpose.utf8), outputByteCount: 32)
     }
 
-    /// Removes what has expired (codes, sessions, flows, delivered mail), keeping a day of it.
-    func purgeExpired() async throws {
-        try await store.purgeExpired(now: clock.now(), keepFor: 86_400)
+    /// Removes what has expired (codes, sessions, flows, delivered mail), keeping a day of it;
+    /// once an hour across all nodes (whichever asks first after the hour takes the turn).
+    /// True when this node did it.
+    @discardableResult
+    func purgeExpiredIfDue() async throws -> Bool {
+        let now = clock.now()
+        guard try await store.takeTurn("purge", now: now, every: 3600) else { return false }
+        try await store.purgeExpired(now: now, keepFor: 86_400)
+        return true
+    }
+
+    /// Why this node should not be sent requests now, or nil when it is ready: the signing keys
+    /// are loaded, and the database answers within `timeout` with every migration applied.
+    public func unreadiness(timeout: Duration = .seconds(2)) async -> String? {
+        do {
+            _ = try keys.signingDescription
+        } catch {
+            return "signing keys: \(error)"
+        }
+        let store = store
+        // A database that hangs must not hang the probe: the first of the answer and the
+        // deadline wins, and the check is left to finish (or fail) on its own.
+        return await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
+            let answer = FirstAnswer(continuation)
+            Task {
+                do {
+                    answer.give(try await store.isSchemaCurrent() ? nil : "database: migrations not applied")
+                } catch {
+                    answer.give("database: \(databaseErrorReason(error))")
+                }
+            }
+            Task {
+                try? await Task.sleep(for: timeout)
+                answer.give("database: no answer within \(timeout)")
+            }
+        }
     }
 
     /// Starts a provider, runs `body` with it, and shuts it down whatever happens.
@@ -339,5 +373,22 @@ public final class Provider: Sendable {
     /// Deletes a user, revoking the upstream tokens the account holds first (Apple requires it).
     public func deleteUser(_ user: User) async throws {
         try await federation.deleteUser(user)
+    }
+}
+
+/// Resumes a continuation with the first value given; later ones are dropped.
+final class FirstAnswer<Value: Sendable>: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Value, Never>?>
+
+    init(_ continuation: CheckedContinuation<Value, Never>) {
+        self.continuation = Mutex(continuation)
+    }
+
+    func give(_ value: Value) {
+        continuation.withLock { pending in
+            let taken = pending
+            pending = nil
+            return taken
+        }?.resume(returning: value)
     }
 }

@@ -67,6 +67,8 @@ struct Serve: AsyncParsableCommand {
             provider = try await Provider.start(configuration, logger: logger)
         } catch let error as ConfigurationError {
             fail(error)
+        } catch let error as DatabaseUnavailable {
+            fail(error)
         }
         let demoText = configuration.demo ? try await Demo.prepare(provider) : nil
         let app = try buildApplication(provider: provider) { port in
@@ -203,7 +205,7 @@ struct Clients: AsyncParsableCommand {
                     print("client_id: \(client.id)")
                     if let secret { print("client_secret: \(secret)   (shown once; stored hashed)") }
                 }
-            } catch let error as ConfigurationError { fail(error) } catch let error as StoreError { fail(error) } catch let error as JOSEError {
+            } catch let error as ConfigurationError { fail(error) } catch let error as DatabaseUnavailable { fail(error) } catch let error as StoreError { fail(error) } catch let error as JOSEError {
                 fail(error)
             }
         }
@@ -258,7 +260,7 @@ struct Users: AsyncParsableCommand {
 
     /// Runs an admin action, turning the errors a person can fix into a message and exit code 2.
     static func run(_ body: () async throws -> Void) async throws {
-        do { try await body() } catch let error as ConfigurationError { fail(error) } catch let error as StoreError { fail(error) } catch let error as ClaimValidationError {
+        do { try await body() } catch let error as ConfigurationError { fail(error) } catch let error as DatabaseUnavailable { fail(error) } catch let error as StoreError { fail(error) } catch let error as ClaimValidationError {
             fail(error)
         }
     }
@@ -346,7 +348,7 @@ struct Keys: AsyncParsableCommand {
             do {
                 let kid = try await withProvider(flags) { try await $0.keys.rotate() }
                 print("current signing key is now \(kid)")
-            } catch let error as ConfigurationError { fail(error) } catch let error as StoreError { fail(error) }
+            } catch let error as ConfigurationError { fail(error) } catch let error as DatabaseUnavailable { fail(error) } catch let error as StoreError { fail(error) }
         }
     }
 }

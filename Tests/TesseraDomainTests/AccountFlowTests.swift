@@ -4,6 +4,7 @@ import Testing
 import TesseraCore
 @testable import TesseraDomain
 import TesseraSQL
+import TesseraTestSupport
 
 /// The sign-up and reset flows over a real SQL store and the real outbox, with no HTTP and
 /// no wire: typed steps in, ``FlowStep`` and ``FlowFailure`` out.
@@ -64,9 +65,9 @@ func token(of step: FlowStep) -> String? {
 
 @Suite("Account flows, typed, over the real store")
 struct AccountFlowTests {
-    @Test("a sign-up by code: the code mailed, a wrong one counted, the right one creates the verified account")
-    func signUpByCode() async throws {
-        try await withStore { store in
+    @Test("a sign-up by code: the code mailed, a wrong one counted, the right one creates the verified account", arguments: TestBackend.available)
+    func signUpByCode(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
             let bench = try await FlowBench.make(store)
             let started = try await bench.signUp.start(username: " Anna@Example.com ", challenges: [.oob, .redirect], password: nil,
                                                        attributes: nil, caller: bench.caller)
@@ -89,9 +90,9 @@ struct AccountFlowTests {
         }
     }
 
-    @Test("an address with an account gets the same steps, a notice instead of a code, and no code matches")
-    func signUpOnExistingAccount() async throws {
-        try await withStore { store in
+    @Test("an address with an account gets the same steps, a notice instead of a code, and no code matches", arguments: TestBackend.available)
+    func signUpOnExistingAccount(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
             let bench = try await FlowBench.make(store)
             try await store.insert(User(id: "u1", email: "anna@example.com", emailVerified: true, passwordHash: nil, profile: [:],
                                         createdAt: 1_800_000_000, updatedAt: 1_800_000_000))
@@ -107,9 +108,9 @@ struct AccountFlowTests {
         }
     }
 
-    @Test("codes: the resend interval, the entry limit, expiry")
-    func codeLimits() async throws {
-        try await withStore { store in
+    @Test("codes: the resend interval, the entry limit, expiry", arguments: TestBackend.available)
+    func codeLimits(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
             let bench = try await FlowBench.make(store) { $0.maxCodeAttempts = 2 }
             let started = try await bench.signUp.start(username: "bob@example.com", challenges: [.oob, .redirect], password: nil,
                                                        attributes: nil, caller: bench.caller)
@@ -138,9 +139,9 @@ struct AccountFlowTests {
         }
     }
 
-    @Test("a reset: the code proves the address, the policy checks the password, the account's sessions end")
-    func reset() async throws {
-        try await withStore { store in
+    @Test("a reset: the code proves the address, the policy checks the password, the account's sessions end", arguments: TestBackend.available)
+    func reset(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
             let account = try await SquattedAccount(in: store)
             let bench = try await FlowBench.make(store)
             let started = try await bench.reset.start(username: account.user.email, challenges: [.oob, .redirect], caller: bench.caller)
@@ -164,9 +165,9 @@ struct AccountFlowTests {
         }
     }
 
-    @Test("the app that can't show a code is sent to the browser; a non-address is refused")
-    func browserAndAddress() async throws {
-        try await withStore { store in
+    @Test("the app that can't show a code is sent to the browser; a non-address is refused", arguments: TestBackend.available)
+    func browserAndAddress(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
             let bench = try await FlowBench.make(store)
             #expect(try await bench.signUp.start(username: "c@example.com", challenges: [.password, .redirect], password: nil,
                                                  attributes: nil, caller: bench.caller) == .browserRequired)

@@ -4,21 +4,7 @@ import Testing
 import TesseraCore
 @testable import TesseraDomain
 import TesseraSQL
-
-/// A fresh store on a private in-memory SQLite database, migrated: the domain's rules run
-/// against the real SQL, with no HTTP anywhere.
-func withStore(_ body: (SQLStore) async throws -> Void) async throws {
-    let database = try await SQLiteDatabase.open(.sqliteMemory, logger: Logger(label: "test"))
-    let store = SQLStore(database: database)
-    do {
-        try await store.migrate()
-        try await body(store)
-    } catch {
-        try? await database.close()
-        throw error
-    }
-    try await database.close()
-}
+import TesseraTestSupport
 
 /// An account set up without proof of its address: a squatter's password, an identity linked
 /// on an address the upstream had not verified, a browser session and a grant.
@@ -49,9 +35,9 @@ struct SquattedAccount {
 
 @Suite("Account rules, in the domain's own transactions")
 struct AccountRulesTests {
-    @Test("the address just proven: verified, the password and unproven identities gone, every session and grant ended")
-    func addressProven() async throws {
-        try await withStore { store in
+    @Test("the address just proven: verified, the password and unproven identities gone, every session and grant ended", arguments: TestBackend.available)
+    func addressProven(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
             let account = try await SquattedAccount(in: store)
             let now = SquattedAccount.now + 60
             let (user, secured) = try await store.transaction { tx in
@@ -70,10 +56,10 @@ struct AccountRulesTests {
         }
     }
 
-    @Test("a rule that fails half-way leaves nothing behind: the transaction rolls back")
-    func rollsBack() async throws {
+    @Test("a rule that fails half-way leaves nothing behind: the transaction rolls back", arguments: TestBackend.available)
+    func rollsBack(on backend: TestBackend) async throws {
         struct Interrupted: Error {}
-        try await withStore { store in
+        try await withStore(backend) { store in
             let account = try await SquattedAccount(in: store)
             let now = SquattedAccount.now + 60
             await #expect(throws: Interrupted.self) {
@@ -90,9 +76,9 @@ struct AccountRulesTests {
         }
     }
 
-    @Test("a reset on a verified account replaces the password and ends every session and grant")
-    func passwordReset() async throws {
-        try await withStore { store in
+    @Test("a reset on a verified account replaces the password and ends every session and grant", arguments: TestBackend.available)
+    func passwordReset(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
             let account = try await SquattedAccount(in: store)
             try await store.markEmailVerified(userID: account.user.id, now: SquattedAccount.now)
             let verified = try #require(try await store.user(id: account.user.id))

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Testing
 import TesseraCore
 @testable import TesseraServer
@@ -169,5 +170,57 @@ struct SettingTableTests {
             #expect("\(byFlag)" == "\(byEnvironment)", "\(name)")
             #expect("\(byFlag)" != "\(ServerConfiguration())", "\(name) changed nothing")
         }
+    }
+}
+
+@Suite("Database locations")
+struct DatabaseLocationTests {
+    @Test("a postgres:// URL is read as libpq reads it, and printed without its password")
+    func postgresURL() throws {
+        let location = try DatabaseLocation(parsing:
+            "postgresql://tessera:p%40ss%3Aword@db.internal:6432/identity?sslmode=verify-full&sslrootcert=/etc/ssl/db.pem&options=-csearch_path%3Dauth")
+        guard case .postgres(let server) = location else { Issue.record("not PostgreSQL: \(location)"); return }
+        #expect(server.user == "tessera")
+        #expect(server.password == "p@ss:word")
+        #expect(server.host == "db.internal")
+        #expect(server.port == 6432)
+        #expect(server.database == "identity")
+        #expect(server.sslMode == .verifyFull)
+        #expect(server.sslRootCertificate == "/etc/ssl/db.pem")
+        #expect(server.parameters == ["search_path": "auth"])
+        #expect(location.isShared)
+        #expect(!"\(location)".contains("p@ss") && "\(location)".contains("tessera:***@db.internal:6432/identity"))
+        let defaults = try PostgresLocation(parsing: "postgres://app@localhost/tessera")
+        #expect(defaults.port == 5432 && defaults.sslMode == .prefer && defaults.password == nil)
+        let socket = try PostgresLocation(parsing: "postgres://app@/tessera?host=/var/run/postgresql")
+        #expect(socket.socketDirectory == "/var/run/postgresql")
+    }
+
+    @Test("a bad database URL is refused with a message that says what is wrong, never the password", arguments: [
+        ("postgres://db.internal/tessera", "names no user"),
+        ("postgres://app:secret@db.internal/", "names no database"),
+        ("postgres://app:secret@db.internal/tessera?sslmode=sometimes", "sslmode must be one of"),
+        ("postgres://app:secret@db.internal/tessera?pool=5", "unknown parameter 'pool'"),
+        ("postgres://app:secret@db.internal/tessera?sslrootcert=/ca.pem", "verify-ca or verify-full"),
+        ("postgres://app:secret@db.internal/tessera?options=search_path", "'-c name=value'"),
+        ("mysql://app:secret@db.internal/tessera", "unsupported database URL 'mysql://app:***@db.internal/tessera'"),
+    ])
+    func badURLs(url: String, message: String) {
+        do {
+            _ = try DatabaseLocation(parsing: url)
+            Issue.record("accepted \(url)")
+        } catch {
+            #expect("\(error)".contains(message), "\(error)")
+            #expect(!"\(error)".contains("secret"), "\(error)")
+        }
+    }
+
+    @Test("PostgreSQL needs the master key given, the same on every node")
+    func postgresNeedsMasterKey() throws {
+        var configuration = ServerConfiguration()
+        configuration.database = try DatabaseLocation(parsing: "postgres://app:secret@db.internal/tessera")
+        #expect(throws: ConfigurationError.self) { _ = try MasterKey.load(configuration, logger: Logger(label: "test")) }
+        configuration.masterKey = Data(repeating: 7, count: 32).base64EncodedString()
+        #expect(try MasterKey.load(configuration, logger: Logger(label: "test")).source == "TESSERA_MASTER_KEY")
     }
 }

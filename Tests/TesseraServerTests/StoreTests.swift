@@ -6,6 +6,7 @@ import TesseraCore
 @testable import TesseraDomain
 @testable import TesseraSQL
 import TesseraSQLite
+import TesseraTestSupport
 
 @Suite("SQL store")
 struct StoreTests {
@@ -25,9 +26,9 @@ struct StoreTests {
                                 nonce: nil, codeChallenge: nil, authTime: now, amr: ["pwd"], sid: "sid-1", expiresAt: now + 60)
     }
 
-    @Test("migrations run once and again without harm")
-    func migrationsAreIdempotent() async throws {
-        try await withProvider { provider async throws in
+    @Test("migrations run once and again without harm", arguments: TestBackend.available)
+    func migrationsAreIdempotent(on backend: TestBackend) async throws {
+        try await withProvider(on: backend) { provider async throws in
             try await provider.store.migrate()
             try await provider.store.migrate()
             let versions = try await provider.store.database.withDatabase { db in
@@ -37,9 +38,9 @@ struct StoreTests {
         }
     }
 
-    @Test("emails are unique regardless of case")
-    func uniqueEmail() async throws {
-        try await withProvider { provider async throws in
+    @Test("emails are unique regardless of case", arguments: TestBackend.available)
+    func uniqueEmail(on backend: TestBackend) async throws {
+        try await withProvider(on: backend) { provider async throws in
             _ = try await prepare(provider)
             await #expect(throws: StoreError.duplicate("a user with this email")) {
                 _ = try await provider.createUser(email: "alice@example.COM", password: "another one", name: nil)
@@ -48,9 +49,9 @@ struct StoreTests {
         }
     }
 
-    @Test("a code redeems once; the second redemption revokes the first one's grant")
-    func codeIsSingleUse() async throws {
-        try await withProvider { provider async throws in
+    @Test("a code redeems once; the second redemption revokes the first one's grant", arguments: TestBackend.available)
+    func codeIsSingleUse(on backend: TestBackend) async throws {
+        try await withProvider(on: backend) { provider async throws in
             let (_, user) = try await prepare(provider)
             let store = provider.store, now: Int64 = 1000
             try await store.insertCode(codeHash: "h", code(user, now: now), now: now)
@@ -65,9 +66,9 @@ struct StoreTests {
         }
     }
 
-    @Test("a rotated refresh token presented again revokes the whole family")
-    func refreshReuseRevokesFamily() async throws {
-        try await withProvider { provider async throws in
+    @Test("a rotated refresh token presented again revokes the whole family", arguments: TestBackend.available)
+    func refreshReuseRevokesFamily(on backend: TestBackend) async throws {
+        try await withProvider(on: backend) { provider async throws in
             let (_, user) = try await prepare(provider)
             let store = provider.store, now: Int64 = 1000
             let g = grant(user, now: now)
@@ -82,9 +83,81 @@ struct StoreTests {
         }
     }
 
-    @Test("a refused rotation changes nothing")
-    func rotationRollsBack() async throws {
-        try await withProvider { provider async throws in
+    @Test("50 concurrent refreshes of one token: one rotates, the others are reuse and revoke the family",
+          arguments: TestBackend.available)
+    func concurrentRefreshes(on backend: TestBackend) async throws {
+        try await withProvider(on: backend) { provider async throws in
+            let (_, user) = try await prepare(provider)
+            let store = provider.store, now: Int64 = 1000
+            let g = grant(user, now: now)
+            try await store.insertGrant(g, refreshToken: RefreshTokenRecord(tokenHash: "r1", grantID: g.id, clientID: "web", expiresAt: now + 100))
+            let outcomes = try await withThrowingTaskGroup(of: RefreshRotation.self) { group in
+                for attempt in 0..<50 {
+                    group.addTask {
+                        try await store.rotateRefreshToken(tokenHash: "r1", clientID: "web", now: now) { _ in
+                            RefreshTokenRecord(tokenHash: "next-\(attempt)", grantID: g.id, clientID: "web", expiresAt: now + 100)
+                        }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(outcomes.filter { if case .rotated = $0 { true } else { false } }.count == 1)
+            #expect(outcomes.filter { $0 == .reused }.count == 49)
+            #expect(try await store.grant(id: g.id)?.revokedAt != nil)
+            for attempt in 0..<50 {
+                #expect(try await store.refreshTokenGrant(tokenHash: "next-\(attempt)", now: now) == nil)
+            }
+        }
+    }
+
+    @Test("a code redeemed concurrently: one grant, the others replays that revoke it", arguments: TestBackend.available)
+    func concurrentCodeRedemption(on backend: TestBackend) async throws {
+        try await withProvider(on: backend) { provider async throws in
+            let (_, user) = try await prepare(provider)
+            let store = provider.store, now: Int64 = 1000
+            try await store.insertCode(codeHash: "h", code(user, now: now), now: now)
+            let outcomes = try await withThrowingTaskGroup(of: CodeRedemption.self) { group in
+                for _ in 0..<20 {
+                    group.addTask { try await store.redeemCode(codeHash: "h", grant: grant(user, now: now), refreshToken: nil, now: now) }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(outcomes.filter { $0 == .redeemed }.count == 1)
+            #expect(outcomes.filter { $0 == .replayed }.count == 19)
+            let grantID = try #require(try await store.code(codeHash: "h")?.grantID)
+            #expect(try await store.grant(id: grantID)?.revokedAt != nil)
+        }
+    }
+
+    @Test("housekeeping turns: of nodes asking together one gets it, and nobody again before the period ends",
+          arguments: TestBackend.available)
+    func housekeepingTurns(on backend: TestBackend) async throws {
+        try await withProvider(on: backend) { provider async throws in
+            let store = provider.store
+            let taken = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<10 { group.addTask { try await store.takeTurn("purge", now: 10_000, every: 3600) } }
+                return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+            }
+            #expect(taken == 1)
+            #expect(try await !store.takeTurn("purge", now: 10_000 + 3599, every: 3600))
+            #expect(try await store.takeTurn("other", now: 10_000, every: 3600), "each task has its own turn")
+            #expect(try await store.takeTurn("purge", now: 10_000 + 3600, every: 3600))
+        }
+    }
+
+    @Test("ready while the database answers with the current schema; the reason when it does not", arguments: TestBackend.available)
+    func readiness(on backend: TestBackend) async throws {
+        try await withProvider(on: backend) { provider async throws in
+            #expect(await provider.unreadiness() == nil)
+            try await provider.store.database.close()
+            let reason = try #require(await provider.unreadiness())
+            #expect(reason.hasPrefix("database: "), "\(reason)")
+        }
+    }
+
+    @Test("a refused rotation changes nothing", arguments: TestBackend.available)
+    func rotationRollsBack(on backend: TestBackend) async throws {
+        try await withProvider(on: backend) { provider async throws in
             let (_, user) = try await prepare(provider)
             let store = provider.store, now: Int64 = 1000
             let g = grant(user, now: now)
@@ -96,9 +169,9 @@ struct StoreTests {
         }
     }
 
-    @Test("a refresh token is bound to its client and expires")
-    func refreshBinding() async throws {
-        try await withProvider { provider async throws in
+    @Test("a refresh token is bound to its client and expires", arguments: TestBackend.available)
+    func refreshBinding(on backend: TestBackend) async throws {
+        try await withProvider(on: backend) { provider async throws in
             let (_, user) = try await prepare(provider)
             let store = provider.store, now: Int64 = 1000
             let g = grant(user, now: now)
@@ -109,9 +182,9 @@ struct StoreTests {
         }
     }
 
-    @Test("consents accumulate per client")
-    func consentsMerge() async throws {
-        try await withProvider { provider async throws in
+    @Test("consents accumulate per client", arguments: TestBackend.available)
+    func consentsMerge(on backend: TestBackend) async throws {
+        try await withProvider(on: backend) { provider async throws in
             let (_, user) = try await prepare(provider)
             try await provider.store.recordConsent(userID: user.id, clientID: "web", scopes: ScopeSet(parsing: "openid email"), now: 1)
             try await provider.store.recordConsent(userID: user.id, clientID: "web", scopes: ScopeSet(parsing: "profile"), now: 2)
@@ -119,9 +192,9 @@ struct StoreTests {
         }
     }
 
-    @Test("ending a session revokes its grants except offline ones")
-    func logoutRevokesOnlineGrants() async throws {
-        try await withProvider { provider async throws in
+    @Test("ending a session revokes its grants except offline ones", arguments: TestBackend.available)
+    func logoutRevokesOnlineGrants(on backend: TestBackend) async throws {
+        try await withProvider(on: backend) { provider async throws in
             let (_, user) = try await prepare(provider)
             let store = provider.store, now: Int64 = 1000
             var online = grant(user, now: now)
@@ -137,9 +210,9 @@ struct StoreTests {
         }
     }
 
-    @Test("a client assertion id is accepted once")
-    func assertionReplay() async throws {
-        try await withProvider { provider async throws in
+    @Test("a client assertion id is accepted once", arguments: TestBackend.available)
+    func assertionReplay(on backend: TestBackend) async throws {
+        try await withProvider(on: backend) { provider async throws in
             #expect(try await provider.store.recordAssertion(clientID: "c", jti: "j", expiresAt: 100, now: 10))
             #expect(try await !provider.store.recordAssertion(clientID: "c", jti: "j", expiresAt: 100, now: 20))
             #expect(try await provider.store.recordAssertion(clientID: "c", jti: "j", expiresAt: 300, now: 200))
@@ -220,6 +293,73 @@ struct SQLiteFileTests {
         try await database.close()
         await #expect(throws: SQLiteFailure.self) {
             try await database.withDatabase { db in try await db.raw("SELECT 1").run() }
+        }
+    }
+
+    @Test("nodes starting together migrate once and agree on every generated secret", arguments: TestBackend.available)
+    func concurrentStarts(on backend: TestBackend) async throws {
+        // SQLite in memory is one process's own database: the race is PostgreSQL's.
+        guard backend == .postgres else { return }
+        let location = try await backend.freshLocation()
+        let databases = try await withThrowingTaskGroup(of: (any TransactionalDatabase).self) { group in
+            for _ in 0..<6 { group.addTask { try await openDatabase(location, poolSize: 2, logger: Logger(label: "node")) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let secrets = try await withThrowingTaskGroup(of: String.self) { group in
+            for database in databases {
+                group.addTask {
+                    let store = SQLStore(database: database)
+                    try await store.migrate()
+                    return try await store.setting("test_secret") { SecureRandom.token() }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(Set(secrets).count == 1)
+        let versions = try await databases[0].withDatabase { db in try await db.raw("SELECT version FROM schema_migrations").all().count }
+        #expect(versions == Migrations.all.count)
+        for database in databases { try await database.close() }
+    }
+
+    @Test("PostgreSQL: a uniqueness violation is recognised, and a failed transaction leaves nothing behind",
+          arguments: TestBackend.available)
+    func postgresErrors(on backend: TestBackend) async throws {
+        guard backend == .postgres else { return }
+        let database = try await backend.open()
+        try await database.withDatabase { db in try await db.raw("CREATE TABLE u (k TEXT PRIMARY KEY)").run() }
+        try await database.withDatabase { db in try await db.raw("INSERT INTO u VALUES ('a')").run() }
+        do {
+            try await database.transaction { db in
+                try await db.raw("INSERT INTO u VALUES ('b')").run()
+                try await db.raw("INSERT INTO u VALUES ('a')").run()
+            }
+            Issue.record("a duplicate key was accepted")
+        } catch {
+            #expect(isUniqueViolation(error))
+        }
+        let keys = try await database.withDatabase { db in
+            try await db.raw("SELECT k FROM u").all().map { try $0.decode(column: "k", as: String.self) }
+        }
+        #expect(keys == ["a"])
+        try await database.close()
+    }
+
+    @Test("PostgreSQL: a wrong password or port is told at start, without the password")
+    func postgresUnavailable() async throws {
+        guard let url = ProcessInfo.processInfo.environment["TESSERA_TEST_POSTGRES"] else { return }
+        var wrong = try PostgresLocation(parsing: url)
+        wrong.password = "not-the-password"
+        do {
+            _ = try await PostgresDatabase.open(wrong, poolSize: 1, logger: Logger(label: "test"))
+            Issue.record("a wrong password was accepted")
+        } catch let error as DatabaseUnavailable {
+            #expect(error.description.contains("password authentication failed"))
+            #expect(!error.description.contains("not-the-password"))
+        }
+        var closed = try PostgresLocation(parsing: url)
+        closed.port = 1
+        await #expect(throws: DatabaseUnavailable.self) {
+            _ = try await PostgresDatabase.open(closed, poolSize: 1, logger: Logger(label: "test"))
         }
     }
 

@@ -7,12 +7,16 @@ import TesseraCore
 @testable import TesseraServer
 @testable import TesseraDomain
 @testable import TesseraSQL
+import TesseraTestSupport
 
-/// A provider on an in-memory SQLite database with cheap password hashing.
-func withProvider<T>(clock: ManualClock = ManualClock(), configure: (inout ServerConfiguration) -> Void = { _ in },
+/// A provider on a fresh database (in-memory SQLite unless `backend` says otherwise) with
+/// cheap password hashing.
+func withProvider<T>(on backend: TestBackend = .sqlite, clock: ManualClock = ManualClock(),
+                     configure: (inout ServerConfiguration) -> Void = { _ in },
                      _ body: (Provider) async throws -> T) async throws -> T {
     var configuration = ServerConfiguration()
-    configuration.database = .sqliteMemory
+    configuration.database = try await backend.freshLocation()
+    if backend == .postgres { configuration.masterKey = Data(SecureRandom.bytes(32)).base64EncodedString() }
     configuration.passwordHashing = .testing
     // RSA key generation costs ~0.1 s a key; tests that aren't about the algorithm use ES256.
     configuration.signingAlgorithm = .es256

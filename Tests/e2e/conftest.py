@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from joserfc.jwk import ECKey, RSAKey
 
-from e2e_support import (APPLE_TEAM_ID, ARTIFACTS, CLI, PASSWORD, SPECIAL_SECRET, CallbackServer, Client, Provider,
+from e2e_support import (new_database, APPLE_TEAM_ID, ARTIFACTS, CLI, PASSWORD, SPECIAL_SECRET, CallbackServer, Client, Provider,
                          Registry, TesseraServer, User, UserAgent, tessera_binary)
 from smtp_sink import SMTPSink
 
@@ -74,7 +74,7 @@ def workdir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def database(workdir) -> Path:
-    return workdir / "tessera.sqlite"
+    return new_database(workdir, "tessera")
 
 
 # The whole suite comes from one address: it gets a generous share of sign-ins and hashing.

@@ -53,6 +53,57 @@ def tessera_binary() -> str:
     return path
 
 
+# ---------------------------------------------------------------------------
+# Databases: SQLite files, or PostgreSQL databases when the suite runs against PostgreSQL
+
+# E2E_POSTGRES: a PostgreSQL server's URL (its maintenance database, e.g. .../postgres?sslmode=disable).
+# When set, every database the suite asks for is a new database on that server, and every
+# server and command shares one master key (nodes on one database need the same key).
+POSTGRES = os.environ.get("E2E_POSTGRES")
+if POSTGRES:
+    os.environ.setdefault("TESSERA_MASTER_KEY", base64.b64encode(secrets.token_bytes(32)).decode())
+
+
+def new_database(workdir: Path, name: str) -> Path | str:
+    """A database for one server (and its CLI): `workdir/NAME.sqlite`, or with E2E_POSTGRES a
+    PostgreSQL database named after NAME, created empty the first time this run asks for it."""
+    if not POSTGRES:
+        return workdir / f"{name}.sqlite"
+    database = "e2e_" + "".join(c if c.isalnum() else "_" for c in name.lower())
+    if database not in _created:
+        # Left over from an earlier run on the same server (sealed with another master key): made anew.
+        subprocess.run(["psql", POSTGRES, "-qc", f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)'],
+                       capture_output=True, text=True, check=True)
+        subprocess.run(["psql", POSTGRES, "-qc", f'CREATE DATABASE "{database}"'], capture_output=True, text=True, check=True)
+        _created.add(database)
+    return urlsplit(POSTGRES)._replace(path="/" + database).geturl()
+
+
+_created: set[str] = set()
+
+
+def query_rows(database: Path | str, sql: str, params: tuple = ()) -> list[tuple]:
+    """Rows of a query on a suite database (SQLite or PostgreSQL), `?` for parameters; values
+    as SQLite gives them, or as text from PostgreSQL (NULL as None)."""
+    if isinstance(database, Path):
+        import sqlite3
+        with sqlite3.connect(database) as db:
+            return db.execute(sql, params).fetchall()
+    for value in params:
+        sql = sql.replace("?", "'" + str(value).replace("'", "''") + "'", 1)
+    null = "\x02"
+    out = subprocess.run(["psql", str(database), "-X", "-tA", "-F", "\x1f", "-R", "\x1e", "-P", f"null={null}", "-c", sql],
+                         capture_output=True, text=True, check=True).stdout
+    return [tuple(None if v == null else v for v in row.split("\x1f")) for row in out.rstrip("\n").split("\x1e") if row]
+
+
+def database_size(database: Path | str) -> int:
+    """Bytes a suite database takes: the SQLite file with its journal, or PostgreSQL's size of it."""
+    if isinstance(database, Path):
+        return sum(p.stat().st_size for p in database.parent.glob(database.name + "*"))
+    return int(query_rows(database, "SELECT pg_database_size(current_database())")[0][0])
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))

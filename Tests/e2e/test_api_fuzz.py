@@ -57,7 +57,7 @@ from joserfc import jwt
 from joserfc.jwk import ECKey
 
 from apple_standin import AppleStandIn
-from e2e_support import CLI, ROOT, TesseraServer, random_token
+from e2e_support import new_database, CLI, ROOT, TesseraServer, random_token
 from smtp_sink import SMTPSink
 
 EMAIL_LINK_DOC = ROOT / "docs" / "email-link.openapi.json"
@@ -125,7 +125,7 @@ def server(binary, workdir, sink, apple):
     config.write_text(json.dumps({"upstream_providers": [
         {"id": "apple", "type": "apple", "name": "Apple", "client_id": "com.example.fuzz.web", "team_id": APPLE_TEAM,
          "key_id": APPLE_KEY_ID, "private_key_path": str(key_path), "native_client_ids": [APPLE_APP], **standin.endpoints}]}))
-    database = workdir / "api-fuzz.sqlite"
+    database = new_database(workdir, "api-fuzz")
     cli = CLI(binary, database, workdir)
     # The schema first (the CLI creates it), then the server and the other client at the same time.
     cli.add_client("Fuzz Link App", client_id=APP, public=True, first_party=True,
@@ -323,7 +323,7 @@ def key_client(binary, workdir, server):
     public.update(kid=KEY_ID, use="sig", alg="ES256")
     jwks = workdir / "api-fuzz-key-client-jwks.json"
     jwks.write_text(json.dumps({"keys": [public]}))
-    CLI(binary, workdir / "api-fuzz.sqlite", workdir).add_client("Fuzz Key Client", client_id=KEY_CLIENT, jwks_file=jwks,
+    CLI(binary, new_database(workdir, "api-fuzz"), workdir).add_client("Fuzz Key Client", client_id=KEY_CLIENT, jwks_file=jwks,
                                                                 grant_types=["client_credentials"], scopes=["api.read"])
     return key
 

@@ -18,7 +18,7 @@ import time
 import pytest
 import requests
 
-from e2e_support import CLI, TesseraServer
+from e2e_support import new_database, CLI, TesseraServer
 
 PASSWORD = "a long and unusual passphrase"
 SERVER_ENV = {"TESSERA_DEV": "true", "TESSERA_LOG_LEVEL": "info", "TESSERA_LOGIN_FAILURES_PER_ADDRESS": "1000",
@@ -28,7 +28,7 @@ CODE = re.compile(r"\b(\d{8})\b")
 
 @pytest.fixture(scope="module")
 def dev_server(binary, workdir):
-    srv = TesseraServer(binary, workdir / "native-login.sqlite", workdir, env=SERVER_ENV, name="native-login").start()
+    srv = TesseraServer(binary, new_database(workdir, "native-login"), workdir, env=SERVER_ENV, name="native-login").start()
     yield srv
     srv.stop()
 

@@ -29,7 +29,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from e2e_support import CLI, Client, Provider, TesseraServer, assert_tokens, parse_page, query_url, random_token, s256
+from e2e_support import new_database, CLI, Client, Provider, TesseraServer, assert_tokens, parse_page, query_url, random_token, s256
 from smtp_sink import Mail, SMTPSink
 
 APP = "shop-app"
@@ -74,7 +74,7 @@ def _app_client_args(callback_base: str) -> list[str]:
 
 def _start(binary, workdir, sink, name: str, env: dict, first: list[str], rest: list[tuple[list[str], str | None]]):
     """The schema first (the CLI creates it), then the server and the other registrations at once."""
-    database = workdir / f"{name}.sqlite"
+    database = new_database(workdir, name)
     cli = CLI(binary, database, workdir)
     cli.run(*first)
     server = TesseraServer(binary, database, workdir, env={**SERVER_ENV, **env}, name=name, args=["--smtp-url", sink.url])

@@ -36,7 +36,7 @@ from joserfc.jwk import ECKey, KeySet, RSAKey
 
 from apple_standin import (APPLE_AUDIENCE, AppleAccount, AppleStandIn, decode_unverified, flip_signature, half_hash,
                            nonce_hash)
-from e2e_support import (CLI, Client, Page, Provider, TesseraServer, User, UserAgent, assert_oauth_error, assert_tokens,
+from e2e_support import (new_database, CLI, Client, Page, Provider, TesseraServer, User, UserAgent, assert_oauth_error, assert_tokens,
                          free_port, parse_page, query_url, random_token, s256)
 
 TEAM_ID = "ABCDE12345"
@@ -236,7 +236,7 @@ def fed(binary, workdir, standin, team_key, callback) -> Federation:
     standin.register_client(APPLE_WEB, TEAM_ID, [down_issuer + "/federation/apple/callback"])
     standin.register_client(APPLE_APP, TEAM_ID)
 
-    corp_db, down_db = workdir / "fed-corp.sqlite", workdir / "fed-down.sqlite"
+    corp_db, down_db = new_database(workdir, "fed-corp"), new_database(workdir, "fed-down")
     corp_cli, down_cli = CLI(binary, corp_db, workdir), CLI(binary, down_db, workdir)
     cb = callback.base
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from e2e_support import CLI, Client, Provider, TesseraServer
+from e2e_support import new_database, CLI, Client, Provider, TesseraServer
 from smtp_sink import SMTPSink
 
 ATTRIBUTES = [
@@ -171,7 +171,7 @@ def b64json(text: str) -> dict:
 
 
 def _start_native_server(binary: str, workdir: Path, name: str, sink: SMTPSink, env: dict, clients: list[dict]):
-    database = workdir / f"{name}.sqlite"
+    database = new_database(workdir, name)
     cli = CLI(binary, database, workdir)
     # The schema first (the CLI creates it), then the server and the clients at the same time.
     first, *rest = clients

@@ -4,22 +4,25 @@ a flag that does not exist, a secret on the command line, or a missing value."""
 
 from __future__ import annotations
 
+import base64
+import os
 import subprocess
 
+import pytest
 import requests
 
-from e2e_support import CLI, TesseraServer
+from e2e_support import POSTGRES, CLI, TesseraServer, new_database
 
 SECRET = "settings-client-secret-0123456789-abcdefgh"
 
 
 def _serve(binary: str, workdir, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([binary, "serve", "--database", str(workdir / "settings-refused.sqlite"), *args],
+    return subprocess.run([binary, "serve", "--database", str(new_database(workdir, "settings-refused")), *args],
                           cwd=workdir, capture_output=True, text=True, timeout=60)
 
 
 def test_a_flag_from_the_table_sets_what_its_variable_sets(binary, workdir):
-    database = workdir / "settings.sqlite"
+    database = new_database(workdir, "settings")
     CLI(binary, database, workdir).add_client("Settings API client", client_id="settings-api", secret=SECRET,
                                               scopes=["api"], grant_types=["client_credentials"])
     by_flag = TesseraServer(binary, database, workdir, name="settings-flag",
@@ -66,3 +69,26 @@ def test_help_and_settings_list_every_setting(binary, workdir):
             assert "TESSERA_MASTER_KEY (no flag" in help_text
         else:
             assert f"--{name}" in help_text and f"--{name}" in listed, name
+
+
+def test_a_database_that_cant_be_used_is_told_at_start_without_its_password(binary, workdir):
+    refused = subprocess.run([binary, "serve", "--database", "postgres://tessera:hunter2-secret@127.0.0.1:1/tessera"],
+                             cwd=workdir, capture_output=True, text=True, timeout=60,
+                             env={**os.environ, "TESSERA_MASTER_KEY": base64.b64encode(bytes(32)).decode()})
+    assert refused.returncode != 0, refused
+    assert "the database postgres://tessera:***@127.0.0.1:1/tessera" in refused.stderr, refused.stderr
+    assert "can't connect" in refused.stderr, refused.stderr
+    assert "hunter2" not in refused.stderr + refused.stdout
+    typo = subprocess.run([binary, "serve", "--database", "postgres://tessera:hunter2-secret@db/tessera?sslmode=on"],
+                          cwd=workdir, capture_output=True, text=True, timeout=60)
+    assert typo.returncode == 2 and "sslmode must be one of disable, prefer, require, verify-ca, verify-full" in typo.stderr, typo
+    assert "hunter2" not in typo.stderr + typo.stdout
+
+
+@pytest.mark.skipif(POSTGRES is None, reason="needs a PostgreSQL server (E2E_POSTGRES)")
+def test_postgres_needs_the_master_key_every_node_shares(binary, workdir):
+    env = {k: v for k, v in os.environ.items() if k != "TESSERA_MASTER_KEY"}
+    refused = subprocess.run([binary, "serve", "--database", str(new_database(workdir, "no-master-key"))],
+                             cwd=workdir, capture_output=True, text=True, timeout=60, env=env)
+    assert refused.returncode == 2, refused
+    assert "set TESSERA_MASTER_KEY to the same key on every node" in refused.stderr, refused.stderr

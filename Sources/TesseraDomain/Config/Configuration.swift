@@ -14,11 +14,13 @@ public struct ServerConfiguration: Sendable {
     /// The issuer identifier; defaults to `http://HOST:PORT`.
     public var issuer: String?
     public var database = DatabaseLocation.sqliteFile("tessera-data/tessera.sqlite")
+    /// The most PostgreSQL connections this node opens.
+    public var databasePoolSize = 10
     public var signingAlgorithm = JWSAlgorithm.rs256
     /// How long a retired signing key stays published (seconds).
     public var keyGracePeriod: Int64 = 7 * 86_400
     /// How often a node re-reads the keys to notice a rotation made elsewhere (seconds).
-    public var keyReloadInterval: Int64 = 60
+    public var keyReloadInterval: Int64 = 5
     /// Base64 or hex AES-256 key that seals private keys at rest.
     public var masterKey: String?
     /// Where the master key is kept when ``masterKey`` is not set (``MasterKey/defaultFile(for:)`` otherwise).

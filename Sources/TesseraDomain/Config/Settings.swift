@@ -11,12 +11,18 @@ extension Setting {
         .text("issuer", \.issuer, default: "http://HOST:PORT", "Issuer URL.",
               details: "the issuer identifier; every endpoint URL starts with it. Must be https unless the host is a loopback "
                   + "address or `--dev` is on"),
-        Setting(name: "database", kind: .text, hasFlag: true, summary: "Database: a SQLite file path or sqlite: URL.",
-                details: "a SQLite file path, `sqlite:PATH`, or `sqlite::memory:` (tests). The directory is created `0700`, "
-                    + "the file `0600`; WAL mode",
+        Setting(name: "database", kind: .text, hasFlag: true, summary: "Database: a SQLite file path or a postgres:// URL.",
+                details: "a SQLite file path, `sqlite:PATH`, or `sqlite::memory:` (tests): the directory is created `0700`, "
+                    + "the file `0600`; WAL mode. Or a PostgreSQL server, shared by any number of nodes: "
+                    + "`postgres://USER:PASSWORD@HOST:PORT/DATABASE?sslmode=verify-full` (`sslmode` as libpq: `disable`, "
+                    + "`prefer` (the default), `require`, `verify-ca`, `verify-full`; `sslrootcert=FILE`; `host=/SOCKET/DIR`; "
+                    + "`options=-csearch_path%3DSCHEMA`). See [deployment.md](deployment.md)",
                 defaultText: "\(defaults.database)".replacingOccurrences(of: "sqlite:", with: "")) {
             $0.database = try DatabaseLocation(parsing: $1)
         },
+        .integer("database-pool-size", \.databasePoolSize, minimum: 1, "PostgreSQL connections this node may open.",
+                 details: "the most connections to PostgreSQL this node opens (its pool); the server's `max_connections` must "
+                     + "cover every node's pool plus the CLI's. SQLite uses one connection"),
         // Read by the loader itself, before everything else.
         Setting(name: "config", kind: .text, hasFlag: true, summary: "A JSON config file.", details: "the JSON config file",
                 defaultText: "—") { _, _ in },

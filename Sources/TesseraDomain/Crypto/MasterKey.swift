@@ -30,6 +30,13 @@ public struct MasterKey: Sendable {
         if let value = configuration.masterKey {
             return MasterKey(box: try SecretBox(masterKey: value), source: "TESSERA_MASTER_KEY")
         }
+        if configuration.database.isShared, configuration.masterKeyFile == nil {
+            // A key made up here would seal the signing keys so that no other node, and no later
+            // start of this one, could open them.
+            throw ConfigurationError("a PostgreSQL database is shared by every node, and so is the key that seals its secrets: "
+                                     + "set TESSERA_MASTER_KEY to the same key on every node (openssl rand -base64 32), "
+                                     + "or --master-key-file to a file holding it")
+        }
         guard let path = configuration.masterKeyFile ?? defaultFile(for: configuration.database) else {
             return MasterKey(box: try SecretBox(masterKey: Data(SecureRandom.bytes(32)).base64EncodedString()), source: "a key in memory")
         }

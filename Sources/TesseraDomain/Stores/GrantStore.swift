@@ -50,4 +50,7 @@ public protocol GrantStore: Sendable {
 /// Removes rows nobody can use any more.
 public protocol Housekeeping: Sendable {
     func purgeExpired(now: Int64, keepFor: Int64) async throws
+    /// Takes the turn for `task` when nobody (no node) has taken it in the last `every`
+    /// seconds: one conditional write, so of nodes asking together exactly one gets it.
+    func takeTurn(_ task: String, now: Int64, every: Int64) async throws -> Bool
 }

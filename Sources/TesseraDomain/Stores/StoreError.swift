@@ -17,3 +17,16 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
 package func jsonText<T: Encodable>(_ value: T) throws -> String {
     String(decoding: try CanonicalJSON.encode(value), as: UTF8.self)
 }
+
+/// The database can't be reached or refused the connection; says where and why, never the password.
+public struct DatabaseUnavailable: Error, CustomStringConvertible {
+    public let location: String
+    public let reason: String
+
+    public init(location: String, reason: String) {
+        self.location = location
+        self.reason = reason
+    }
+
+    public var description: String { "the database \(location) can't be used: \(reason)" }
+}

@@ -1,0 +1,26 @@
+import Hummingbird
+import NIOCore
+import TesseraDomain
+
+/// What a load balancer, an orchestrator or a person asks a node: is the process up
+/// (`/health/live`), should it be sent requests (`/health/ready`: 503 with the reason when
+/// not), and the plain `/health` of earlier versions (the same as live).
+struct HealthEndpoints {
+    let provider: Provider
+
+    func register<Context: RequestContext>(on router: Router<Context>) {
+        router.get("/health") { _, _ in Self.answer(.ok, "ok") }
+        router.get("/health/live") { _, _ in Self.answer(.ok, "ok") }
+        router.get("/health/ready") { _, _ in
+            if let reason = await provider.unreadiness() {
+                return Self.answer(.serviceUnavailable, "unavailable: \(reason)")
+            }
+            return Self.answer(.ok, "ready")
+        }
+    }
+
+    static func answer(_ status: HTTPResponse.Status, _ text: String) -> Response {
+        Response(status: status, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
+                 body: .init(byteBuffer: ByteBuffer(string: text + "\n")))
+    }
+}
