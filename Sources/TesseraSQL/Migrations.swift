@@ -308,12 +308,30 @@ enum Migrations {
             "ALTER TABLE email_links_new RENAME TO email_links",
             "CREATE INDEX email_links_expiry ON email_links (expires_at)",
         ]),
+        // Throttles shared by every node: failed sign-ins (a row each) and work limits (a token
+        // bucket per key). Keys are SHA-256 hashes: no address or IP is kept for this.
+        Migration(version: 12, name: "throttles", statements: [
+            """
+            CREATE TABLE throttle_failures (
+                key_hash TEXT NOT NULL,
+                at BIGINT NOT NULL)
+            """,
+            "CREATE INDEX throttle_failures_key ON throttle_failures (key_hash, at)",
+            "CREATE INDEX throttle_failures_at ON throttle_failures (at)",
+            """
+            CREATE TABLE rate_buckets (
+                key_hash TEXT PRIMARY KEY,
+                tokens DOUBLE PRECISION NOT NULL,
+                updated_at BIGINT NOT NULL)
+            """,
+            "CREATE INDEX rate_buckets_updated ON rate_buckets (updated_at)",
+        ]),
     ]
 
-    /// Brings the schema up to date; safe to call from several processes at once.
     /// PostgreSQL's advisory-lock key for migrations (a fixed number, "tessera" in ASCII).
     static let migrationLock: Int64 = 0x7465_7373_6572_61
 
+    /// Brings the schema up to date; safe to call from several processes at once.
     static func run(on database: any TransactionalDatabase) async throws {
         try await database.transaction { db in
             if db.dialect.name == "postgresql" {

@@ -209,6 +209,9 @@ extension SQLStore: Housekeeping {
             try await db.raw("DELETE FROM code_sends WHERE sent_at < \(bind: now - 86_400)").run()
             try await db.raw("DELETE FROM upstream_requests WHERE expires_at < \(bind: now)").run()
             try await db.raw("DELETE FROM pending_links WHERE expires_at < \(bind: now)").run()
+            // Failures older than a day count in no window; a bucket untouched for an hour is full.
+            try await db.raw("DELETE FROM throttle_failures WHERE at < \(bind: now - 86_400)").run()
+            try await db.raw("DELETE FROM rate_buckets WHERE updated_at < \(bind: now - 3600)").run()
         }
     }
 }

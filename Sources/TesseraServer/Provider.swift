@@ -85,7 +85,7 @@ public final class Provider: Sendable {
         self.clock = clock
         self.logger = logger
         passwords = PasswordHasher(parameters: configuration.passwordHashing, queueLength: configuration.workLimits.hashingQueue)
-        workLimits = WorkLimits(configuration.workLimits)
+        workLimits = WorkLimits(configuration.workLimits, store: store)
         tokenIssuer = TokenIssuer(issuer: issuer, keys: keys, clock: clock, accessTokenLifetime: configuration.accessTokenLifetime,
                                   idTokenLifetime: configuration.idTokenLifetime,
                                   refreshTokenLifetime: configuration.refreshTokenLifetime, pairwiseSecret: pairwiseSecret)
@@ -99,7 +99,7 @@ public final class Provider: Sendable {
         tokenIntrospection = TokenIntrospection(issuer: issuer, grants: store, accessTokens: accessTokens,
                                                 tokenIssuer: tokenIssuer, clock: clock)
         userTokens = UserGrantTokens(issuer: tokenIssuer, users: store, grants: store, clock: clock)
-        passwordSignIn = PasswordSignIn(users: store, passwords: passwords, limits: configuration.loginLimits, clock: clock)
+        passwordSignIn = PasswordSignIn(users: store, passwords: passwords, limits: configuration.loginLimits, throttles: store, clock: clock)
         pages = try PageRenderer()
         // One stored secret, a key of its own for each use: a MAC made for one can never pass as the other's.
         csrf = CSRF(key: Self.key(from: csrfSecret, for: "csrf-form-token"), secure: configuration.secureCookies)

@@ -21,7 +21,7 @@ struct FlowBench {
         configure(&settings)
         self.store = store
         let clock = clock.clock, logger = Logger(label: "test")
-        let steps = FlowSteps(settings: settings, store: store, limits: WorkLimits(WorkLimitSettings()), clock: clock)
+        let steps = FlowSteps(settings: settings, store: store, limits: WorkLimits(WorkLimitSettings(), store: store), clock: clock)
         let mailer = OutboxMailer(store: store, sender: try MailAddress(parsing: "tessera@id.example"), domain: "id.example",
                                   clock: clock, signal: DeliverySignal())
         let mail = FlowMail(mailer: mailer, templates: try MailTemplates(), issuerHost: "id.example")

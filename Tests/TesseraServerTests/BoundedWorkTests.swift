@@ -7,39 +7,78 @@ import TesseraCore
 @testable import TesseraServer
 @testable import TesseraDomain
 @testable import TesseraSQL
+import TesseraTestSupport
 
 @Suite("Security: bounded work")
 struct BoundedWorkTests {
-    @Test("a rate limiter allows its limit in a burst, then one more each limit-th of the window")
-    func rateLimiter() {
-        let limiter = RateLimiter(limit: 3, window: 60)
-        #expect((0..<3).allSatisfy { _ in limiter.take("a", now: 1000) == nil })
-        #expect(limiter.take("a", now: 1000) == 20, "the next one in 20 s")
-        #expect(limiter.take("b", now: 1000) == nil, "another key has its own share")
-        #expect(limiter.take("a", now: 1019) == 1)
-        #expect(limiter.take("a", now: 1020) == nil)
-        #expect(limiter.take("a", now: 1020) != nil)
-        #expect(limiter.take("a", now: 2000) == nil && limiter.take("a", now: 2000) == nil && limiter.take("a", now: 2000) == nil,
-                "a quiet key is full again, and no fuller than the limit")
-        #expect(limiter.take("a", now: 2000) != nil)
+    @Test("a rate limiter allows its limit in a burst, then one more each limit-th of the window", arguments: TestBackend.available)
+    func rateLimiter(on backend: TestBackend) async throws {
+        try await withStore(backend) { store async throws in
+            let limiter = RateLimiter("test", limit: 3, window: 60, store: store)
+            for _ in 0..<3 { #expect(try await limiter.take("a", now: 1000) == nil) }
+            #expect(try await limiter.take("a", now: 1000) == 20, "the next one in 20 s")
+            #expect(try await limiter.take("b", now: 1000) == nil, "another key has its own share")
+            #expect(try await RateLimiter("other", limit: 3, window: 60, store: store).take("a", now: 1000) == nil,
+                    "another limiter's key of the same name is another key")
+            #expect(try await limiter.take("a", now: 1019) == 1)
+            #expect(try await limiter.take("a", now: 1020) == nil)
+            #expect(try await limiter.take("a", now: 1020) != nil)
+            #expect(try await limiter.take("a", now: 990) != nil, "a clock behind the last use refills nothing")
+            for _ in 0..<3 { #expect(try await limiter.take("a", now: 2000) == nil, "a quiet key is full again") }
+            #expect(try await limiter.take("a", now: 2000) != nil, "and no fuller than the limit")
+        }
     }
 
-    @Test("work limits count per address and per client")
-    func workLimits() throws {
-        var settings = WorkLimitSettings()
-        settings.flowsPerAddress = 2
-        settings.flowsPerClient = 3
-        let limits = WorkLimits(settings)
-        try limits.admit(.flow, address: "198.51.100.1", client: "app", now: 0)
-        try limits.admit(.flow, address: "198.51.100.1", client: "app", now: 0)
-        #expect(throws: WorkLimits.Exceeded(work: .flow, retryAfter: 30)) {
-            try limits.admit(.flow, address: "198.51.100.1", client: "other-app", now: 0)
+    @Test("concurrent takes never share a token", arguments: TestBackend.available)
+    func rateLimiterUnderConcurrency(on backend: TestBackend) async throws {
+        try await withStore(backend) { store async throws in
+            let limiter = RateLimiter("test", limit: 10, window: 60, store: store)
+            let allowed = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<30 { group.addTask { try await limiter.take("busy", now: 5000) == nil } }
+                return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+            }
+            #expect(allowed == 10)
         }
-        try limits.admit(.flow, address: "198.51.100.2", client: "app", now: 0)
-        #expect(throws: WorkLimits.Exceeded.self, "the client's share is spent, whatever the address") {
-            try limits.admit(.flow, address: "198.51.100.3", client: "app", now: 0)
+    }
+
+    @Test("failures are counted per key in the window, hashed, and forgotten on reset", arguments: TestBackend.available)
+    func failureThrottle(on backend: TestBackend) async throws {
+        try await withStore(backend) { store async throws in
+            let perAddress = FailureThrottle("login:address", limit: 3, window: 900, store: store)
+            let perAccount = FailureThrottle("login:account", limit: 5, window: 900, store: store)
+            let counters = [(perAddress, "198.51.100.7"), (perAccount, "alice@example.com")]
+            for second in 0..<3 { try await FailureThrottle.recordFailure(counters, now: 10_000 + Int64(second)) }
+            #expect(try await perAddress.isBlocked("198.51.100.7", now: 10_010))
+            #expect(try await !perAccount.isBlocked("alice@example.com", now: 10_010))
+            #expect(try await FailureThrottle.anyBlocked(counters, now: 10_010))
+            #expect(try await !perAddress.isBlocked("198.51.100.7", now: 10_000 + 900), "the first failure left the window")
+            try await perAddress.reset("198.51.100.7")
+            #expect(try await !perAddress.isBlocked("198.51.100.7", now: 10_010))
+            let stored = try await store.database.withDatabase { db in
+                try await db.raw("SELECT key_hash FROM throttle_failures").all().map { try $0.decode(column: "key_hash", as: String.self) }
+            }
+            #expect(stored.count == 3 && !stored.contains { $0.contains("alice") || $0.contains("198.51") })
         }
-        try limits.admit(.hashing, address: "198.51.100.1", client: "app", now: 0)
+    }
+
+    @Test("work limits count per address and per client", arguments: TestBackend.available)
+    func workLimits(on backend: TestBackend) async throws {
+        try await withStore(backend) { store async throws in
+            var settings = WorkLimitSettings()
+            settings.flowsPerAddress = 2
+            settings.flowsPerClient = 3
+            let limits = WorkLimits(settings, store: store)
+            try await limits.admit(.flow, address: "198.51.100.1", client: "app", now: 0)
+            try await limits.admit(.flow, address: "198.51.100.1", client: "app", now: 0)
+            await #expect(throws: WorkLimits.Exceeded(work: .flow, retryAfter: 30)) {
+                try await limits.admit(.flow, address: "198.51.100.1", client: "other-app", now: 0)
+            }
+            try await limits.admit(.flow, address: "198.51.100.2", client: "app", now: 0)
+            await #expect(throws: WorkLimits.Exceeded.self, "the client's share is spent, whatever the address") {
+                try await limits.admit(.flow, address: "198.51.100.3", client: "app", now: 0)
+            }
+            try await limits.admit(.hashing, address: "198.51.100.1", client: "app", now: 0)
+        }
     }
 
     /// Order in which queued jobs got their slot.

@@ -10,7 +10,7 @@ import time
 import pytest
 import requests
 
-from e2e_support import POSTGRES, TesseraServer, new_database
+from e2e_support import CLI, POSTGRES, TesseraServer, new_database
 
 
 def test_live_and_ready(server):
@@ -49,3 +49,24 @@ def test_ready_says_503_while_the_database_is_away(binary, workdir):
     finally:
         psql(POSTGRES, f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
         node.stop()
+
+
+def test_wrong_passwords_are_counted_across_nodes(binary, workdir):
+    """Two nodes on one database: guesses spread over both count together, so an attacker who
+    round-robins gets no more than five."""
+    from test_security import OWNER_PASSWORD, password_login
+    database = new_database(workdir, "two-nodes-throttle")
+    CLI(binary, database, workdir).add_user("shared@example.com", OWNER_PASSWORD)
+    nodes = [TesseraServer(binary, database, workdir, name=f"throttle-node-{i}", args=["--trusted-proxy", "127.0.0.1"]).start()
+             for i in range(2)]
+    try:
+        for attempt in range(5):
+            answer = password_login(nodes[attempt % 2].issuer, "shared@example.com", "a guess", "198.51.100.9")
+            assert answer.status_code == 401, answer.text
+        for node in nodes:
+            refused = password_login(node.issuer, "shared@example.com", OWNER_PASSWORD, "198.51.100.9")
+            assert refused.status_code == 429, f"{node.name} let a sixth attempt through"
+        assert password_login(nodes[1].issuer, "shared@example.com", OWNER_PASSWORD, "203.0.113.8").status_code == 303
+    finally:
+        for node in nodes:
+            node.stop()

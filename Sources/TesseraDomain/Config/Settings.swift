@@ -68,7 +68,7 @@ extension Setting {
                      + "/64; behind a proxy set `trusted-proxy`)"),
         .integer("login-failures-per-account-total", \.loginLimits.perAccount, "Wrong passwords per 15 minutes to one account.",
                  details: "wrong passwords allowed in 15 minutes to one account from all addresses together; a browser the "
-                     + "owner signed in from before is still let in. All three are counted in memory on each node"),
+                     + "owner signed in from before is still let in. All three are counted in the database, by every node together"),
         .integer("flows-per-address", \.workLimits.flowsPerAddress, minimum: 1, "Sign-ins started per minute from one address.",
                  details: "sign-ins started per minute (authorization requests that open a hosted page, native "
                      + "sign-up/sign-in/reset starts, upstream sign-ins) from one client address; past it "

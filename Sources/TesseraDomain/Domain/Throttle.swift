@@ -1,77 +1,77 @@
-import Synchronization
-
 /// Counts failures per key (an account, a client address) in a sliding window and says
-/// when a key has had too many. Kept in memory on each node.
-public final class FailureThrottle: Sendable {
+/// when a key has had too many. Counted in the database, so every node counts together.
+public struct FailureThrottle: Sendable {
+    /// What is counted (`login:address`): keys of two throttles never meet.
+    let name: String
     let limit: Int
     let window: Int64
-    private let failures = Mutex<[String: [Int64]]>([:])
+    let store: any ThrottleStore
 
-    public init(limit: Int, window: Int64) {
+    public init(_ name: String, limit: Int, window: Int64, store: any ThrottleStore) {
+        self.name = name
         self.limit = limit
         self.window = window
+        self.store = store
     }
 
-    public func isBlocked(_ key: String, now: Int64) -> Bool {
-        failures.withLock { table in
-            let recent = (table[key] ?? []).filter { $0 > now - window }
-            table[key] = recent.isEmpty ? nil : recent
-            return recent.count >= limit
-        }
+    /// The stored key of `key`: a hash, so the table holds no address or IP.
+    func storedKey(_ key: String) -> String {
+        throttleKey(name, key)
     }
 
-    public func recordFailure(_ key: String, now: Int64) {
-        failures.withLock { table in
-            if table.count > 100_000 { table = table.filter { $0.value.contains { $0 > now - window } } }
-            table[key, default: []].append(now)
-        }
+    /// Whether any of `counters` has had its limit of failures in its window.
+    public static func anyBlocked(_ counters: [(FailureThrottle, String)], now: Int64) async throws -> Bool {
+        guard let first = counters.first?.0 else { return false }
+        let keys = counters.map { $0.0.storedKey($0.1) }
+        let counts = try await first.store.failureCounts(keys, since: now - first.window + 1)
+        return zip(counters, keys).contains { counter, key in (counts[key] ?? 0) >= counter.0.limit }
     }
 
-    public func reset(_ key: String) {
-        _ = failures.withLock { $0.removeValue(forKey: key) }
+    /// Counts a failure for each of `counters`.
+    public static func recordFailure(_ counters: [(FailureThrottle, String)], now: Int64) async throws {
+        guard let first = counters.first?.0 else { return }
+        try await first.store.recordFailures(counters.map { $0.0.storedKey($0.1) }, now: now)
+    }
+
+    public func isBlocked(_ key: String, now: Int64) async throws -> Bool {
+        try await Self.anyBlocked([(self, key)], now: now)
+    }
+
+    public func recordFailure(_ key: String, now: Int64) async throws {
+        try await Self.recordFailure([(self, key)], now: now)
+    }
+
+    public func reset(_ key: String) async throws {
+        try await store.clearFailures(storedKey(key))
     }
 }
 
 /// Allows `limit` events per key in any `window` seconds on average, in bursts of up to
-/// `limit` (a token bucket per key, refilled continuously). Kept in memory on each node.
-public final class RateLimiter: Sendable {
+/// `limit` (a token bucket per key, refilled continuously). Kept in the database, so every
+/// node draws on the same bucket.
+public struct RateLimiter: Sendable {
+    let name: String
     let limit: Int
     let window: Int64
-    private let buckets = Mutex<[String: Bucket]>([:])
+    let store: any ThrottleStore
 
-    struct Bucket {
-        var tokens: Double
-        var updated: Int64
-    }
-
-    public init(limit: Int, window: Int64) {
+    public init(_ name: String, limit: Int, window: Int64, store: any ThrottleStore) {
+        self.name = name
         self.limit = limit
         self.window = window
+        self.store = store
     }
-
-    var refillPerSecond: Double { Double(limit) / Double(max(1, window)) }
 
     /// Takes one event for `key`: nil when it is allowed, else the seconds until it would be.
-    public func take(_ key: String, now: Int64) -> Int64? {
+    public func take(_ key: String, now: Int64) async throws -> Int64? {
         guard limit > 0 else { return window }
-        let rate = refillPerSecond
-        return buckets.withLock { table in
-            if table.count > 100_000 {
-                // Full buckets are the same as no bucket: forget them.
-                table = table.filter { Double(now - $0.value.updated) * rate + $0.value.tokens < Double(limit) }
-            }
-            var bucket = table[key] ?? Bucket(tokens: Double(limit), updated: now)
-            bucket.tokens = min(Double(limit), bucket.tokens + Double(max(0, now - bucket.updated)) * rate)
-            bucket.updated = now
-            guard bucket.tokens >= 1 else {
-                table[key] = bucket
-                return max(1, Int64(((1 - bucket.tokens) / rate).rounded(.up)))
-            }
-            bucket.tokens -= 1
-            table[key] = bucket
-            return nil
-        }
+        return try await store.takeToken(throttleKey(name, key), limit: limit, window: window, now: now)
     }
+}
+
+/// The key a throttle's counter is stored under: SHA-256 of its name and the key.
+func throttleKey(_ name: String, _ key: String) -> String {
+    tokenHash(name + "\u{0}" + key)
 }
 
 /// How much work unauthenticated requests may start, per client address and per client,
@@ -91,7 +91,7 @@ public struct WorkLimitSettings: Sendable, Equatable {
 }
 
 /// The limits of ``WorkLimitSettings``, counted.
-public final class WorkLimits: Sendable {
+public struct WorkLimits: Sendable {
     public enum Work: String, Sendable {
         case hashing, flow
     }
@@ -107,21 +107,24 @@ public final class WorkLimits: Sendable {
     let flowsPerAddress: RateLimiter
     let flowsPerClient: RateLimiter
 
-    public init(_ settings: WorkLimitSettings) {
-        hashingPerAddress = RateLimiter(limit: settings.hashingPerAddress, window: 60)
-        hashingPerClient = RateLimiter(limit: settings.hashingPerClient, window: 60)
-        flowsPerAddress = RateLimiter(limit: settings.flowsPerAddress, window: 60)
-        flowsPerClient = RateLimiter(limit: settings.flowsPerClient, window: 60)
+    public init(_ settings: WorkLimitSettings, store: any ThrottleStore) {
+        hashingPerAddress = RateLimiter("hashing:address", limit: settings.hashingPerAddress, window: 60, store: store)
+        hashingPerClient = RateLimiter("hashing:client", limit: settings.hashingPerClient, window: 60, store: store)
+        flowsPerAddress = RateLimiter("flows:address", limit: settings.flowsPerAddress, window: 60, store: store)
+        flowsPerClient = RateLimiter("flows:client", limit: settings.flowsPerClient, window: 60, store: store)
     }
 
     /// Counts one piece of `work` for the client address (its throttle key) and the client;
     /// throws ``Exceeded`` when either has had its share.
-    public func admit(_ work: Work, address: String, client: String, now: Int64) throws(Exceeded) {
+    public func admit(_ work: Work, address: String, client: String, now: Int64) async throws {
         let (perAddress, perClient) = switch work {
         case .hashing: (hashingPerAddress, hashingPerClient)
         case .flow: (flowsPerAddress, flowsPerClient)
         }
-        if let wait = perAddress.take(address, now: now) ?? perClient.take(client, now: now) {
+        if let wait = try await perAddress.take(address, now: now) {
+            throw Exceeded(work: work, retryAfter: wait)
+        }
+        if let wait = try await perClient.take(client, now: now) {
             throw Exceeded(work: work, retryAfter: wait)
         }
     }

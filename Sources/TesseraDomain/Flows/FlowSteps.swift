@@ -14,8 +14,8 @@ package struct FlowSteps: Sendable {
     let clock: WallClock
 
     /// A new flow, once the caller's address and client may start one.
-    func newFlow(_ kind: NativeFlow.Kind, email: String, challenges: [Challenge], caller: FlowCaller) throws -> NativeFlow {
-        try admit(.flow, caller: caller)
+    func newFlow(_ kind: NativeFlow.Kind, email: String, challenges: [Challenge], caller: FlowCaller) async throws -> NativeFlow {
+        try await admit(.flow, caller: caller)
         let now = clock.now()
         return NativeFlow(id: SecureRandom.token(bytes: 16), kind: kind, clientID: caller.client.id, email: email, step: .started,
                           challengeTypes: challenges.map(\.rawValue), language: caller.language.rawValue, createdAt: now,
@@ -23,10 +23,10 @@ package struct FlowSteps: Sendable {
     }
 
     /// Counts `work` for the caller's address and client (``WorkLimits``).
-    func admit(_ work: WorkLimits.Work, caller: FlowCaller) throws {
+    func admit(_ work: WorkLimits.Work, caller: FlowCaller) async throws {
         do {
-            try limits.admit(work, address: caller.address, client: caller.client.id, now: clock.now())
-        } catch {
+            try await limits.admit(work, address: caller.address, client: caller.client.id, now: clock.now())
+        } catch let error as WorkLimits.Exceeded {
             throw FlowFailure.tooMuchWork(work, retryAfter: error.retryAfter)
         }
     }

@@ -50,7 +50,7 @@ struct FederationEndpoints {
     func redirect(to upstream: Upstream, interaction: String?, linkUserID: String?, language: PageLanguage,
                   origin: (address: String, client: String)) async throws -> Response {
         do {
-            try provider.workLimits.admit(.flow, address: origin.address, client: origin.client, now: provider.clock.now())
+            try await provider.workLimits.admit(.flow, address: origin.address, client: origin.client, now: provider.clock.now())
         } catch {
             return Responses.html(pages.message(language: language, title: .errorTitle, message: .tooManyStarted), status: .tooManyRequests)
         }

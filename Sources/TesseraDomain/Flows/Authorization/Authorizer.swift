@@ -146,7 +146,7 @@ public struct Authorizer: Sendable {
         if let existing { return existing }
         let now = clock.now()
         if let address {
-            do { try limits.admit(.flow, address: address, client: request.clientID, now: now) } catch { return nil }
+            do { try await limits.admit(.flow, address: address, client: request.clientID, now: now) } catch is WorkLimits.Exceeded { return nil }
         }
         let id = SecureRandom.token()
         try await interactions.insertInteraction(idHash: tokenHash(id), request: try jsonText(request), now: now,

@@ -22,7 +22,7 @@ package struct PasswordReset: Sendable {
         let user = try await store.user(email: email)
         if user == nil && !enumerationProtection { throw FlowFailure.accountNotFound }
         guard challenges.contains(.oob) else { return .browserRequired }
-        var flow = try steps.newFlow(.passwordReset, email: email, challenges: challenges, caller: caller)
+        var flow = try await steps.newFlow(.passwordReset, email: email, challenges: challenges, caller: caller)
         flow.userID = user?.id
         return try await steps.begin(flow)
     }

@@ -28,7 +28,7 @@ package struct SignIn: Sendable {
         let user = try await store.user(email: email)
         if user == nil && !enumerationProtection { throw FlowFailure.accountNotFound }
         guard challenges.contains(.oob) || challenges.contains(.password) else { return .browserRequired }
-        var flow = try steps.newFlow(.signIn, email: email, challenges: challenges, caller: caller)
+        var flow = try await steps.newFlow(.signIn, email: email, challenges: challenges, caller: caller)
         flow.userID = user?.id
         return try await steps.begin(flow)
     }

@@ -23,7 +23,7 @@ package struct SignUp: Sendable {
                        caller: FlowCaller) async throws -> FlowStep {
         let email = try FlowSteps.address(username)
         guard challenges.contains(.oob) else { return .browserRequired }
-        var flow = try steps.newFlow(.signUp, email: email, challenges: challenges, caller: caller)
+        var flow = try await steps.newFlow(.signUp, email: email, challenges: challenges, caller: caller)
         if try await store.user(email: email) != nil {
             guard enumerationProtection else { throw FlowFailure.accountExists }
             flow.accountExists = true

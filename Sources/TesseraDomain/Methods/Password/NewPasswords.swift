@@ -14,7 +14,7 @@ package struct NewPasswords: Sendable {
 
     /// The hash to store; ``FlowFailure/busy`` when the hashing queue is full.
     func hash(_ password: String, caller: FlowCaller, priority: PasswordHasher.Priority) async throws -> String {
-        try steps.admit(.hashing, caller: caller)
+        try await steps.admit(.hashing, caller: caller)
         do {
             return try await hasher.hash(password, priority: priority)
         } catch is PasswordHasher.Busy {

@@ -13,7 +13,8 @@ import TesseraCore
 ///   a browser the owner signed in from before (its device cookie, as OWASP describes) is
 ///   let through that and the address limit, counted on its own instead.
 ///
-/// Past a limit every attempt is refused, the right password too. Counted in memory on each node.
+/// Past a limit every attempt is refused, the right password too. Counted in the database,
+/// so that every node of a cluster counts together.
 public struct PasswordSignIn: Sendable {
     let users: any UserStore
     let passwords: PasswordHasher
@@ -24,15 +25,16 @@ public struct PasswordSignIn: Sendable {
     let perAccount: FailureThrottle
     let perDevice: FailureThrottle
 
-    package init(users: any UserStore, passwords: PasswordHasher, limits: LoginLimits, clock: WallClock) {
+    package init(users: any UserStore, passwords: PasswordHasher, limits: LoginLimits, throttles: any ThrottleStore, clock: WallClock) {
         self.users = users
         self.passwords = passwords
         self.limits = limits
         self.clock = clock
-        perAccountAndAddress = FailureThrottle(limit: limits.perAccountAndAddress, window: limits.window)
-        perAddress = FailureThrottle(limit: limits.perAddress, window: limits.window)
-        perAccount = FailureThrottle(limit: limits.perAccount, window: limits.window)
-        perDevice = FailureThrottle(limit: limits.perAccountAndAddress, window: limits.window)
+        perAccountAndAddress = FailureThrottle("login:account+address", limit: limits.perAccountAndAddress, window: limits.window,
+                                               store: throttles)
+        perAddress = FailureThrottle("login:address", limit: limits.perAddress, window: limits.window, store: throttles)
+        perAccount = FailureThrottle("login:account", limit: limits.perAccount, window: limits.window, store: throttles)
+        perDevice = FailureThrottle("login:device", limit: limits.perAccountAndAddress, window: limits.window, store: throttles)
     }
 
     public enum Failure: Error, Sendable {
@@ -64,7 +66,7 @@ public struct PasswordSignIn: Sendable {
         } else {
             counters = [(perAccountAndAddress, email + "|" + origin.address), (perAddress, origin.address), (perAccount, email)]
         }
-        if counters.contains(where: { $0.0.isBlocked($0.1, now: now) }) { return .failure(.throttled) }
+        if try await FailureThrottle.anyBlocked(counters, now: now) { return .failure(.throttled) }
         let verification: PasswordHasher.Verification
         do {
             verification = try await passwords.verify(password, against: user?.passwordHash)
@@ -72,11 +74,11 @@ public struct PasswordSignIn: Sendable {
             return .failure(.busy)
         }
         guard let user, verification.matches else {
-            for (throttle, key) in counters { throttle.recordFailure(key, now: now) }
+            try await FailureThrottle.recordFailure(counters, now: now)
             return .failure(.badCredentials)
         }
         // The guesses of others (per account, per address) still count; this place's own are forgiven.
-        counters.first.map { $0.0.reset($0.1) }
+        if let (throttle, key) = counters.first { try await throttle.reset(key) }
         if verification.needsRehash {
             // A busy queue leaves the old hash for the next sign-in.
             if let hash = try? await passwords.hash(password) {
