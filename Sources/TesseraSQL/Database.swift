@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import NIOCore
 import NIOPosix
 import SQLKit
@@ -19,6 +20,32 @@ public protocol TransactionalDatabase: Sendable {
     func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
     /// Closes every connection.
     func close() async throws
+}
+
+/// How long the database took, and how many reads and transactions are under way (holding a
+/// connection or waiting for one): `tessera_database_seconds{operation}`,
+/// `tessera_database_connections_in_use`.
+enum DatabaseSignals {
+    static let inUse = Meter(label: "tessera_database_connections_in_use")
+    static let reads = Timer(label: "tessera_database_seconds", dimensions: [("operation", "read")])
+    static let transactions = Timer(label: "tessera_database_seconds", dimensions: [("operation", "transaction")])
+
+    static func measure<T>(_ timer: Timer, _ body: () async throws -> T) async throws -> T {
+        let started = ContinuousClock.now
+        inUse.increment()
+        defer {
+            inUse.decrement()
+            timer.recordInterval(since: started)
+        }
+        return try await body()
+    }
+}
+
+extension Timer {
+    func recordInterval(since started: ContinuousClock.Instant) {
+        let elapsed = ContinuousClock.now - started
+        recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+    }
 }
 
 /// The database `location` names, opened: SQLite or PostgreSQL.
@@ -93,7 +120,7 @@ public final class SQLiteDatabase: TransactionalDatabase {
 
     public func withDatabase<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         try await withTaskExecutorPreference(thread) {
-            try await lock.withLock { try await body(sql) }
+            try await lock.withLock { try await DatabaseSignals.measure(DatabaseSignals.reads) { try await body(sql) } }
         }
     }
 
@@ -104,7 +131,7 @@ public final class SQLiteDatabase: TransactionalDatabase {
     }
 
     private func lockedTransaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        try await lock.withLock {
+        try await lock.withLock { try await DatabaseSignals.measure(DatabaseSignals.transactions) {
             try await sql.raw("BEGIN IMMEDIATE").run()
             do {
                 let result = try await body(sql)
@@ -114,7 +141,7 @@ public final class SQLiteDatabase: TransactionalDatabase {
                 try? await sql.raw("ROLLBACK").run()
                 throw error
             }
-        }
+        } }
     }
 
     public func close() async throws {

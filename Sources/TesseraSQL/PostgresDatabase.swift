@@ -118,12 +118,18 @@ public final class PostgresDatabase: TransactionalDatabase {
     }
 
     public func withDatabase<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        try await client.withConnection { connection in
-            try await body(connection.sql(queryLogLevel: nil, logger: logger))
+        try await DatabaseSignals.measure(DatabaseSignals.reads) {
+            try await client.withConnection { connection in
+                try await body(connection.sql(queryLogLevel: nil, logger: logger))
+            }
         }
     }
 
     public func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await DatabaseSignals.measure(DatabaseSignals.transactions) { try await pooledTransaction(body) }
+    }
+
+    private func pooledTransaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         try await client.withConnection { connection in
             let sql = connection.sql(queryLogLevel: nil, logger: logger)
             try await sql.raw("BEGIN").run()

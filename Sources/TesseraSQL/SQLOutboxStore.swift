@@ -18,17 +18,26 @@ extension SQLStore: OutboxStore {
         }
     }
 
+    public func outboxDepth() async throws -> Int {
+        try await database.withDatabase { db in
+            Int(try await db.raw("SELECT COUNT(*) AS depth FROM outbox WHERE status IN ('pending', 'sending')").first()?.int("depth") ?? 0)
+        }
+    }
+
     public func claimDueMessage(now: Int64, leaseUntil: Int64) async throws -> OutboxMessage? {
         let token = SecureRandom.token(bytes: 16)
-        // The condition is repeated outside the subquery: on PostgreSQL a concurrent claim
-        // of the same row re-checks it after the first commits, and finds nothing to take.
+        // On PostgreSQL the subquery skips rows another node is claiming (FOR UPDATE SKIP
+        // LOCKED), so nodes delivering together take different messages. The condition is
+        // repeated outside it all the same: a claim that raced anyway re-checks it after the
+        // first commits, and finds nothing to take.
         return try await database.transaction { db in
-            try await db.raw("""
+            let skipLocked: SQLQueryString = db.dialect.name == "postgresql" ? " FOR UPDATE SKIP LOCKED" : ""
+            return try await db.raw("""
                 UPDATE outbox SET status = 'sending', lease_token = \(bind: token), lease_until = \(bind: leaseUntil),
                     attempts = attempts + 1
                 WHERE id = (SELECT id FROM outbox
                         WHERE (status = 'pending' AND next_attempt_at <= \(bind: now)) OR (status = 'sending' AND lease_until <= \(bind: now))
-                        ORDER BY next_attempt_at, id LIMIT 1)
+                        ORDER BY next_attempt_at, id LIMIT 1\(skipLocked))
                     AND ((status = 'pending' AND next_attempt_at <= \(bind: now)) OR (status = 'sending' AND lease_until <= \(bind: now)))
                 RETURNING *
                 """).first().map(Self.outboxMessage)

@@ -10,12 +10,15 @@ import TesseraDomain
 public func buildApplication(provider: Provider, onRunning: @escaping @Sendable (Int) async -> Void = { _ in })
     throws -> some ApplicationProtocol {
     let configuration = provider.configuration
+    // Shut down in reverse order: the management listener and mail delivery stop before
+    // maintenance closes the database.
+    var services: [any Service] = [MaintenanceService(provider: provider), MailDeliveryService(delivery: provider.mailDelivery)]
+    if let port = configuration.metricsPort { services.append(managementApplication(provider: provider, port: port)) }
     return Application(
         router: try buildRouter(provider: provider),
         server: configuration.connectionLimits.server,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-        // Shut down in reverse order: mail delivery stops before maintenance closes the database.
-        services: [MaintenanceService(provider: provider), MailDeliveryService(delivery: provider.mailDelivery)],
+        services: services,
         onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? configuration.port) },
         logger: provider.logger)
 }
@@ -23,6 +26,11 @@ public func buildApplication(provider: Provider, onRunning: @escaping @Sendable 
 /// Every route of the provider.
 public func buildRouter(provider: Provider) throws -> Router<TesseraRequestContext> {
     let router = Router(context: TesseraRequestContext.self)
+    router.add(middleware: RequestLogMiddleware(logger: provider.logger))
+    if provider.configuration.metricsPort != nil {
+        _ = MetricsExport.registry
+        router.add(middleware: MetricsMiddleware())
+    }
     router.add(middleware: SecurityHeadersMiddleware(strictTransportSecurity: provider.configuration.secureCookies))
     router.add(middleware: ClientAddressMiddleware(trustedProxies: provider.configuration.trustedProxies))
     try DiscoveryEndpoint(provider: provider).register(on: router, provider: provider)
@@ -83,6 +91,9 @@ struct MaintenanceService: Service {
             do {
                 try await provider.keys.reload()
                 try await provider.purgeExpiredIfDue()
+                if provider.configuration.metricsPort != nil {
+                    Signals.outboxDepth(try await provider.store.outboxDepth())
+                }
             } catch {
                 provider.logger.error("maintenance failed", metadata: ["error": "\(error)"])
             }

@@ -61,9 +61,10 @@ struct Serve: AsyncParsableCommand {
         let provider: Provider
         do {
             configuration = try ConfigurationLoader(flags: flags).configuration()
-            LoggingSystem.bootstrap(StreamLogHandler.standardError)
+            bootstrapLogging(format: configuration.logFormat)
+            if configuration.metricsPort != nil { bootstrapMetrics() }
             var logger = Logger(label: "tessera")
-            logger.logLevel = ProcessInfo.processInfo.environment["TESSERA_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+            logger.logLevel = Logger.Level(rawValue: configuration.logLevel) ?? .info
             provider = try await Provider.start(configuration, logger: logger)
         } catch let error as ConfigurationError {
             fail(error)

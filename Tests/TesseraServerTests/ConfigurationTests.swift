@@ -162,7 +162,9 @@ struct SettingTableTests {
     func flagsAndEnvironmentAgree() throws {
         let samples: [String: String] = ["port": "9443", "otp-length": "6", "access-token-lifetime": "10m", "dev": "true",
                                          "trusted-proxy": "10.0.0.0/8", "signup-password": "required",
-                                         "enumeration-protection": "off", "hashing-per-client": "7"]
+                                         "enumeration-protection": "off", "hashing-per-client": "7",
+                                         "metrics-port": "9090", "metrics-host": "0.0.0.0", "log-format": "json", "log-level": "debug",
+                                         "database-pool-size": "5"]
         for (name, value) in samples {
             let setting = try #require(Setting.named(name))
             let byFlag = try ConfigurationLoader(flags: [name: value], environment: [:]).configuration()

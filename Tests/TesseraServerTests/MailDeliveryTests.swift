@@ -10,6 +10,7 @@ import TesseraCore
 @testable import TesseraServer
 @testable import TesseraDomain
 @testable import TesseraSQL
+import TesseraTestSupport
 
 /// A code email like the sign-in features send.
 func codeMessage(to: String = "alice@example.com", code: String = "12345678") -> MailMessage {
@@ -445,10 +446,11 @@ struct MailDeliveryTests {
         }
     }
 
-    @Test("a claimed message is sent once: a second worker can't take it until the lease ends, and a lost claim changes nothing")
-    func claims() async throws {
+    @Test("a claimed message is sent once: a second worker can't take it until the lease ends, and a lost claim changes nothing",
+          arguments: TestBackend.available)
+    func claims(on backend: TestBackend) async throws {
         let clock = ManualClock()
-        try await withProvider(clock: clock) { provider async throws in
+        try await withProvider(on: backend, clock: clock) { provider async throws in
             let id = try await provider.outboxMailer.enqueue(codeMessage())
             let now = clock.clock.now()
             let first = try #require(try await provider.store.claimDueMessage(now: now, leaseUntil: now + 600))
@@ -462,6 +464,27 @@ struct MailDeliveryTests {
             #expect(try await provider.store.outboxMessage(id: id)?.status == .sending)
             #expect(try await provider.store.markDelivered(second, now: now + 601) == true)
             #expect(try await provider.store.outboxMessage(id: id)?.status == .delivered)
+        }
+    }
+
+    @Test("workers claiming together take different messages, each exactly once", arguments: TestBackend.available)
+    func concurrentClaims(on backend: TestBackend) async throws {
+        let clock = ManualClock()
+        try await withProvider(on: backend, clock: clock) { provider async throws in
+            var ids: Set<String> = []
+            for _ in 0..<12 { ids.insert(try await provider.outboxMailer.enqueue(codeMessage())) }
+            let now = clock.clock.now(), store = provider.store
+            let claimed = try await withThrowingTaskGroup(of: [String].self) { group in
+                for _ in 0..<4 {
+                    group.addTask {
+                        var mine: [String] = []
+                        while let message = try await store.claimDueMessage(now: now, leaseUntil: now + 600) { mine.append(message.id) }
+                        return mine
+                    }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            #expect(claimed.count == 12 && Set(claimed) == ids, "every message claimed once")
         }
     }
 

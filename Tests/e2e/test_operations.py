@@ -1,16 +1,19 @@
 """What operators run a node by (issue 14): `/health/live` says the process is up,
 `/health/ready` whether it should be sent requests — 503 with the reason while its database
-can't be reached, 200 again as soon as it can."""
+can't be reached, 200 again as soon as it can; throttles counted by every node together;
+`/metrics` on a listener of its own; JSON logs with request ids and nothing secret."""
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import time
 
 import pytest
 import requests
 
-from e2e_support import CLI, POSTGRES, TesseraServer, new_database
+from e2e_support import CLI, POSTGRES, Client, Provider, TesseraServer, User, UserAgent, assert_tokens, free_port, new_database
 
 
 def test_live_and_ready(server):
@@ -70,3 +73,106 @@ def test_wrong_passwords_are_counted_across_nodes(binary, workdir):
     finally:
         for node in nodes:
             node.stop()
+
+
+# ---------------------------------------------------------------------------
+# Metrics on a listener of their own, and JSON logs with request ids
+
+OPS_SECRET = "ops-client-secret-0123456789-abcdefghij"
+OPS_PASSWORD = "ops-password-0123456789"
+
+
+@pytest.fixture(scope="module")
+def observed(binary, workdir):
+    """A server with a management listener and JSON logs at debug, a first-party app and a user."""
+    database = new_database(workdir, "observed")
+    cli = CLI(binary, database, workdir)
+    registration = cli.add_client("Observed App", redirect_uris=["http://127.0.0.1:9/cb"], first_party=True, secret=OPS_SECRET,
+                                  grant_types=["authorization_code", "refresh_token"], scopes=["openid", "offline_access"])
+    user = cli.add_user("observed@example.com", OPS_PASSWORD)
+    metrics_port = free_port()
+    server = TesseraServer(binary, database, workdir, name="observed",
+                           args=["--metrics-port", str(metrics_port), "--log-format", "json", "--log-level", "debug"]).start()
+    yield {"server": server, "metrics": f"http://127.0.0.1:{metrics_port}",
+           "client": Client(registration["client_id"], OPS_SECRET, registration["redirect_uris"], registration),
+           "user": User(user["id"], user["email"], OPS_PASSWORD, None)}
+    server.stop()
+
+
+def metric(text: str, name: str, **labels: str) -> float:
+    """The sum of the samples of `name` with these labels in the Prometheus text `text` (0 when none)."""
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith("#") or not line.startswith(name):
+            continue
+        sample, _, value = line.rpartition(" ")
+        sample_name, _, label_text = sample.partition("{")
+        if sample_name != name:
+            continue
+        found = dict(re.findall(r'(\w+)="([^"]*)"', label_text))
+        if all(found.get(k) == v for k, v in labels.items()):
+            total += float(value)
+    return total
+
+
+def test_metrics_count_requests_sign_ins_tokens_and_reuse(observed):
+    server, client, user = observed["server"], observed["client"], observed["user"]
+    provider = Provider(server.issuer)
+    assert requests.get(server.issuer + "/metrics", timeout=10).status_code == 404, "metrics are not on the public port"
+    before = requests.get(observed["metrics"] + "/metrics", timeout=10).text
+    agent = UserAgent(provider)
+    wrong = agent.authorize(client, user=User(user.id, user.email, "not the password", None), scope="openid offline_access")
+    assert wrong.kind == "login"
+    tokens = agent.tokens(client, user, scope="openid offline_access")
+    assert_tokens(provider.refresh(client, tokens["refresh_token"]))
+    assert provider.refresh(client, tokens["refresh_token"]).status_code == 400, "a reused refresh token"
+    answer = requests.get(observed["metrics"] + "/metrics", timeout=10)
+    assert answer.status_code == 200 and answer.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+    after = answer.text
+
+    def grew(name: str, by: float = 1, **labels: str) -> None:
+        assert metric(after, name, **labels) - metric(before, name, **labels) >= by, (name, labels)
+
+    grew("tessera_sign_ins_total", method="password", result="success")
+    grew("tessera_sign_ins_total", method="password", result="failure")
+    grew("tessera_token_responses_total", grant_type="authorization_code")
+    grew("tessera_token_responses_total", grant_type="refresh_token")
+    grew("tessera_refresh_token_reuse_total")
+    grew("hb_requests", http_route="/token", http_response_status_code="200", by=2)
+    grew("hb_requests", http_route="/token", http_response_status_code="400")
+    assert metric(after, "http_server_request_duration_count", http_route="/token") >= 3
+    assert metric(after, "tessera_database_seconds_count", operation="transaction") > 0
+    assert "tessera_database_connections_in_use" in after
+    deadline = time.monotonic() + 15
+    while "tessera_outbox_depth" not in after and time.monotonic() < deadline:
+        time.sleep(1)
+        after = requests.get(observed["metrics"] + "/metrics", timeout=10).text
+    assert "tessera_outbox_depth" in after, "the outbox depth is sampled every few seconds"
+    for path, body in (("/health/live", "ok"), ("/health/ready", "ready")):
+        assert requests.get(observed["metrics"] + path, timeout=10).text.strip() == body
+
+
+def test_json_logs_carry_request_ids_and_never_a_secret(observed):
+    server, client, user = observed["server"], observed["client"], observed["user"]
+    provider = Provider(server.issuer)
+    start = server.log_size()
+    tokens = UserAgent(provider).tokens(client, user, scope="openid offline_access")
+    refreshed = provider.refresh(client, tokens["refresh_token"])
+    request_id = refreshed.headers["X-Request-Id"]
+    assert re.fullmatch(r"[A-Za-z0-9_-]{16}", request_id), request_id
+    given = requests.get(server.issuer + "/health", headers={"X-Request-Id": "lb-7f3a9c21-0001"}, timeout=10)
+    assert given.headers["X-Request-Id"] == "lb-7f3a9c21-0001", "a plain id from the proxy in front is kept"
+    hostile = requests.get(server.issuer + "/health", headers={"X-Request-Id": "x\" injected"}, timeout=10)
+    assert hostile.headers["X-Request-Id"] != "x\" injected"
+    time.sleep(0.5)
+    lines = server.log()[start:].splitlines()
+    records = [json.loads(line) for line in lines if line.strip()]
+    assert records and all({"time", "level", "logger", "message"} <= set(r) for r in records), lines[:3]
+    mine = [r for r in records if r.get("request_id") == request_id]
+    assert any(r["message"] == "request" and r["path"] == "/token" and r["status"] == "200" for r in mine), mine
+    assert any(r.get("request_id") == "lb-7f3a9c21-0001" for r in records)
+    text = "\n".join(lines)
+    for secret in (OPS_SECRET, OPS_PASSWORD, tokens["refresh_token"], tokens["access_token"], tokens["id_token"],
+                   refreshed.json()["refresh_token"]):
+        assert secret not in text, "a secret reached the log"
+    assert "code=" not in text and "?" not in "".join(r.get("path", "") for r in records), "no query string is logged"

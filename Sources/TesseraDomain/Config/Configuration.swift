@@ -7,6 +7,11 @@ public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
     public init(_ description: String) { self.description = description }
 }
 
+/// How log lines are written.
+public enum LogFormat: String, Sendable, CaseIterable {
+    case text, json
+}
+
 /// Everything `tessera serve` can be told. Defaults are the embedded ones of DESIGN §4.
 public struct ServerConfiguration: Sendable {
     public var host = "127.0.0.1"
@@ -27,6 +32,14 @@ public struct ServerConfiguration: Sendable {
     public var masterKeyFile: String?
     public var smtpURL: String?
     public var mailFrom: String?
+    /// The management listener's port (`/metrics`, `/health/live`, `/health/ready`); none when nil.
+    public var metricsPort: Int?
+    /// Where the management listener binds: loopback unless told otherwise.
+    public var metricsHost = "127.0.0.1"
+    /// How log lines are written: text (the default) or one JSON object per line.
+    public var logFormat = LogFormat.text
+    /// The least severe level logged.
+    public var logLevel = "info"
     /// Development conveniences; never on by default.
     public var dev = false
     /// Creates a demo client and user and prints an authorization URL (implies `dev`).

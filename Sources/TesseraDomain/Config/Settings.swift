@@ -146,9 +146,50 @@ extension Setting {
                     + "proxy, set it: otherwise every user shares the proxy's address, and its limits. See "
                     + "[security.md](security.md#client-addresses)",
                 defaultText: "none") { $0.trustedProxies = try TrustedProxies(parsing: $1) },
+        Setting(name: "metrics-port", kind: .integer, hasFlag: true,
+                summary: "Port of the management listener: /metrics (Prometheus), /health/live, /health/ready.",
+                details: "the port of a second listener with `GET /metrics` (Prometheus text format) and the two health "
+                    + "paths; no listener when absent, so metrics are never public by accident. See "
+                    + "[deployment.md](deployment.md#metrics)",
+                defaultText: "none") { configuration, value in
+            guard value != "none", !value.isEmpty else {
+                configuration.metricsPort = nil
+                return
+            }
+            let port = try Setting.integer(value, "metrics-port")
+            guard (1...65_535).contains(port) else { throw ConfigurationError("metrics-port must be a port (1–65535), not \(port)") }
+            configuration.metricsPort = port
+        },
+        Setting(name: "metrics-host", kind: .text, hasFlag: true, summary: "Address the management listener binds to.",
+                details: "the address the management listener binds to; loopback by default, so that only this machine (or a "
+                    + "Prometheus agent beside it) can read the metrics",
+                defaultText: defaults.metricsHost) { $0.metricsHost = $1 },
+        Setting(name: "log-format", kind: .choice(LogFormat.allCases.map(\.rawValue)), hasFlag: true,
+                summary: "Log lines as text or JSON (one object per line).",
+                details: "`text`, or `json`: one object per line with `time`, `level`, `logger`, `message` and the "
+                    + "metadata, and the `request_id` of the request the line belongs to (also returned as the "
+                    + "`X-Request-Id` header). See [deployment.md](deployment.md#logs)",
+                defaultText: defaults.logFormat.rawValue) { configuration, value in
+            guard let format = LogFormat(rawValue: value) else { throw ConfigurationError("log-format must be text or json, not '\(value)'") }
+            configuration.logFormat = format
+        },
+        Setting(name: "log-level", kind: .choice(LogLevels.all), hasFlag: true, summary: "The least severe level logged.",
+                details: "`trace`, `debug`, `info`, `notice`, `warning`, `error` or `critical`; at `debug` every request is "
+                    + "logged (method, path without its query, status, duration)",
+                defaultText: defaults.logLevel) { configuration, value in
+            guard LogLevels.all.contains(value) else {
+                throw ConfigurationError("log-level must be one of \(LogLevels.all.joined(separator: ", ")), not '\(value)'")
+            }
+            configuration.logLevel = value
+        },
         .boolean("dev", \.dev, kind: .flag, "Development conveniences (never on by default).",
                  details: "development conveniences (`/dev/callback`, `GET /dev/outbox`); never on by default"),
         .boolean("demo", \.demo, kind: .flag, "Implies --dev; creates a demo client and user and prints an authorization URL.",
                  details: "implies `--dev`; creates the demo client and user and prints an authorization URL"),
     ]
+}
+
+/// The log levels, least severe first (swift-log's names).
+enum LogLevels {
+    static let all = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
 }

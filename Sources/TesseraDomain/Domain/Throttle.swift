@@ -121,10 +121,10 @@ public struct WorkLimits: Sendable {
         case .hashing: (hashingPerAddress, hashingPerClient)
         case .flow: (flowsPerAddress, flowsPerClient)
         }
-        if let wait = try await perAddress.take(address, now: now) {
-            throw Exceeded(work: work, retryAfter: wait)
-        }
-        if let wait = try await perClient.take(client, now: now) {
+        var wait = try await perAddress.take(address, now: now)
+        if wait == nil { wait = try await perClient.take(client, now: now) }
+        if let wait {
+            Signals.throttled(work.rawValue)
             throw Exceeded(work: work, retryAfter: wait)
         }
     }

@@ -35,6 +35,7 @@ public struct RefreshTokenGrant: TokenGrant {
             guard let (refreshToken, scope) = minted.withLock({ $0 }) else { throw OAuthError.serverError(detail: "rotation minted nothing") }
             return try await tokens.response(grant: grant, client: client, scope: scope, nonce: nil, refreshToken: refreshToken)
         case .reused:
+            Signals.refreshReuse()
             throw OAuthError.invalidGrant("The refresh token was already used; every token of this grant is revoked.")
         case .invalid:
             throw OAuthError.invalidGrant("The refresh token is invalid, expired or was issued to another client.")

@@ -37,6 +37,13 @@ public struct TokenEndpointGrants: Sendable {
     public var supported: [String] { grants.keys.sorted() }
 
     public func grant(for type: String) -> (any TokenGrant)? { grants[type] }
+
+    /// Runs `grant`, counting the tokens it hands out.
+    public func exchange(_ grant: any TokenGrant, _ request: TokenRequest) async throws -> TokenResponse {
+        let response = try await grant.exchange(request)
+        Signals.tokensIssued(grant: grant.grantType)
+        return response
+    }
 }
 
 /// Which of a user's claims a token or userinfo answer carries (OpenID Connect Core §5.4, §5.5).

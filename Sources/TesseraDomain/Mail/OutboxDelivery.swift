@@ -105,6 +105,9 @@ package struct OutboxDelivery: Sendable {
                 if failure.concernsRelay { break }
             }
         }
+        Signals.mail("delivered", count: round.delivered)
+        Signals.mail("deferred", count: round.deferred)
+        Signals.mail("failed", count: round.failed)
         return round
     }
 

@@ -68,6 +68,8 @@ public struct OutboxMessage: Sendable, Equatable {
 /// worker died mid-send: delivery is at least once).
 public protocol OutboxStore: Sendable {
     func enqueue(_ message: OutboxMessage) async throws
+    /// Messages not yet delivered or given up: pending, or being sent.
+    func outboxDepth() async throws -> Int
     /// Claims the message due first (pending and due, or sending with an ended lease),
     /// counting an attempt; nil when none is due.
     func claimDueMessage(now: Int64, leaseUntil: Int64) async throws -> OutboxMessage?

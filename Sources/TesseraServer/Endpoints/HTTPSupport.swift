@@ -95,6 +95,7 @@ extension HTTPField.Name {
     static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
     static let forwarded = HTTPField.Name("Forwarded")!
     static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
+    static let xRequestID = HTTPField.Name("X-Request-Id")!
 }
 
 enum Responses {

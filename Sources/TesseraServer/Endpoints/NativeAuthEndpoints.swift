@@ -102,7 +102,7 @@ struct NativeAuthEndpoints {
         }
         let response: TokenResponse
         do {
-            response = try await grant.exchange(TokenRequest(parameters: parameters, client: caller.client, address: caller.address,
+            response = try await provider.nativeGrants.exchange(grant, TokenRequest(parameters: parameters, client: caller.client, address: caller.address,
                                                              language: caller.language))
         } catch let error as OAuthError where error.code != .serverError {
             throw NativeAuthError(error.code.rawValue, error.errorDescription ?? error.code.rawValue, status: error.status)

@@ -28,7 +28,7 @@ struct TokenEndpoint {
             throw OAuthError(.unauthorizedClient, "This client is not allowed the grant type '\(grantType)'.")
         }
         // No language: /token's grants send no mail.
-        return try Responses.json(try await grant.exchange(TokenRequest(parameters: parameters, client: client, address: address)))
+        return try Responses.json(try await provider.grants.exchange(grant, TokenRequest(parameters: parameters, client: client, address: address)))
     }
 
     /// Runs an endpoint body and turns any error into an OAuth JSON error; anything that is

@@ -48,12 +48,22 @@ package struct EmailCodes: Sendable {
     /// working. A right one marks the address proven and the flow ``NativeFlow/Step/verified``.
     func check(_ entered: String, flow: inout NativeFlow, token: String) async throws {
         guard let code = flow.code else { throw FlowFailure.codeNotSent }
-        guard code.expiresAt > clock.now() else { throw FlowFailure.codeExpired }
+        guard code.expiresAt > clock.now() else {
+            Signals.signIn("email_code", "expired")
+            throw FlowFailure.codeExpired
+        }
         guard let used = try await store.reserveCodeAttempt(flowID: flow.id, tokenHash: tokenHash(token), limit: settings.maxCodeAttempts)
-        else { throw FlowFailure.tooManyWrongCodes }
+        else {
+            Signals.signIn("email_code", "throttled")
+            throw FlowFailure.tooManyWrongCodes
+        }
         let matches = entered.count == settings.codeLength && entered.allSatisfy(\.isASCII) && entered.allSatisfy(\.isNumber)
             && constantTimeEquals(Array(Self.codeHash(entered, flow: flow.id).utf8), Array(code.hash.utf8))
-        guard matches else { throw FlowFailure.wrongCode(attemptsLeft: settings.maxCodeAttempts - used) }
+        guard matches else {
+            Signals.signIn("email_code", "failure")
+            throw FlowFailure.wrongCode(attemptsLeft: settings.maxCodeAttempts - used)
+        }
+        Signals.signIn("email_code", "success")
         flow.code = nil
         flow.emailVerified = true
         flow.step = .verified

@@ -141,11 +141,14 @@ package struct EmailLinks: Sendable {
                 }
             case .linked, .reauthenticated: break
             }
+            if case .signedIn = outcome { Signals.signIn("email_link", "success") }
             return outcome
         } catch let problem as Problem {
+            if case .unusable(expired: true) = problem { Signals.signIn("email_link", "expired") } else { Signals.signIn("email_link", "failure") }
             throw problem
         } catch {
             logger.error("email link failed", metadata: ["error": "\(error)"])
+            Signals.signIn("email_link", "failure")
             throw Problem.unusable(expired: false)
         }
     }

@@ -96,12 +96,17 @@ package struct Federation: Sendable {
                 userInfo = (try? await upstream.web.userInfo(accessToken: result.tokens.accessToken, expectedSubject: idToken.subject))?.claims ?? [:]
             }
             let claims = UpstreamClaims(idToken: idToken, userInfo: userInfo, appleUser: parameters["user"])
-            return try await resolve(upstream, claims: claims, refreshToken: result.tokens.refreshToken, clientID: upstream.settings.clientID,
-                                     interaction: request.interaction, linkUserID: request.linkUserID)
+            let outcome = try await resolve(upstream, claims: claims, refreshToken: result.tokens.refreshToken,
+                                            clientID: upstream.settings.clientID, interaction: request.interaction,
+                                            linkUserID: request.linkUserID)
+            Signals.signIn("upstream", "success")
+            return outcome
         } catch let failure as Failure {
+            Signals.signIn("upstream", "failure")
             throw failure
         } catch {
             logger.error("federated sign-in failed", metadata: ["provider": "\(upstream.id)", "error": "\(error)"])
+            Signals.signIn("upstream", "failure")
             throw Failure.invalidResponse("\(error)")
         }
     }

@@ -66,17 +66,24 @@ public struct PasswordSignIn: Sendable {
         } else {
             counters = [(perAccountAndAddress, email + "|" + origin.address), (perAddress, origin.address), (perAccount, email)]
         }
-        if try await FailureThrottle.anyBlocked(counters, now: now) { return .failure(.throttled) }
+        if try await FailureThrottle.anyBlocked(counters, now: now) {
+            Signals.signIn("password", "throttled")
+            Signals.throttled("login")
+            return .failure(.throttled)
+        }
         let verification: PasswordHasher.Verification
         do {
             verification = try await passwords.verify(password, against: user?.passwordHash)
         } catch is PasswordHasher.Busy {
+            Signals.signIn("password", "busy")
             return .failure(.busy)
         }
         guard let user, verification.matches else {
             try await FailureThrottle.recordFailure(counters, now: now)
+            Signals.signIn("password", "failure")
             return .failure(.badCredentials)
         }
+        Signals.signIn("password", "success")
         // The guesses of others (per account, per address) still count; this place's own are forgiven.
         if let (throttle, key) = counters.first { try await throttle.reset(key) }
         if verification.needsRehash {

@@ -1,0 +1,270 @@
+"""Three `tessera serve` nodes on one PostgreSQL database behind HAProxy (Debian's, round
+robin, health-checked on /health/ready), as an operator runs them (issue 14):
+
+- a browser signs in through one node, the code is redeemed at another and refreshed at the third;
+- 50 concurrent refreshes of one refresh token, spread over the nodes, give exactly one new
+  token, and the family is revoked;
+- a key rotated in the shared database is used and published by every node within seconds;
+- a node killed with SIGKILL during a load of sign-ins and refreshes loses no token that was
+  answered, and the load balancer's other nodes keep answering.
+
+Runs only against PostgreSQL (E2E_POSTGRES); HAProxy is installed from Debian when missing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import requests
+
+from conftest import SERVER_ENV
+from e2e_support import (CLI, POSTGRES, Client, Provider, TesseraServer, User, UserAgent, assert_oauth_error, assert_tokens,
+                         free_port, new_database, unverified_header)
+
+pytestmark = pytest.mark.skipif(POSTGRES is None, reason="a cluster shares a PostgreSQL database (E2E_POSTGRES)")
+
+PASSWORD = "cluster-password-0123"
+REDIRECT = "http://127.0.0.1:9/cluster-callback"
+
+
+def haproxy_binary() -> str:
+    found = shutil.which("haproxy") or (os.path.exists("/usr/sbin/haproxy") and "/usr/sbin/haproxy")
+    if not found:
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        installed = subprocess.run(["apt-get", "install", "-y", "-q", "haproxy"], capture_output=True, text=True, env=env)
+        if installed.returncode != 0:
+            subprocess.run(["apt-get", "update", "-q"], capture_output=True, env=env)
+            subprocess.run(["apt-get", "install", "-y", "-q", "haproxy"], capture_output=True, check=True, env=env)
+        # Debian starts the packaged service; the test runs its own.
+        subprocess.run(["service", "haproxy", "stop"], capture_output=True)
+        found = shutil.which("haproxy") or "/usr/sbin/haproxy"
+    return found
+
+
+class LoadBalancer:
+    """HAProxy in the foreground, round robin over the nodes, a node out after two failed
+    /health/ready checks half a second apart; a request refused by a dead node is sent to another."""
+
+    def __init__(self, workdir: Path, port: int, nodes: list[TesseraServer]):
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+        servers = "\n".join(f"    server node{i} 127.0.0.1:{node.port} check" for i, node in enumerate(nodes))
+        self.config = workdir / "haproxy.cfg"
+        self.config.write_text(f"""global
+    maxconn 2000
+defaults
+    mode http
+    timeout connect 1s
+    timeout client 30s
+    timeout server 30s
+    retries 3
+    option redispatch 1
+frontend tessera
+    bind 127.0.0.1:{port}
+    default_backend nodes
+backend nodes
+    balance roundrobin
+    option httpchk GET /health/ready
+    http-check expect status 200
+    default-server inter 500ms fall 2 rise 2
+{servers}
+""")
+        self.log = open(workdir / "haproxy.log", "wb")
+        self.process = subprocess.Popen([haproxy_binary(), "-db", "-f", str(self.config)], stdout=self.log, stderr=self.log)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if requests.get(self.url + "/health/ready", timeout=2).status_code == 200:
+                    return
+            except requests.RequestException:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError("HAProxy did not start: " + (workdir / "haproxy.log").read_text(errors="replace"))
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(10)
+        self.log.close()
+
+
+class NodeProvider(Provider):
+    """The provider (issuer: the load balancer's URL) reached at one node directly."""
+
+    def __init__(self, issuer: str, node: TesseraServer):
+        super().__init__(issuer)
+        self.node_url = f"http://127.0.0.1:{node.port}"
+
+    @property
+    def config(self) -> dict:
+        if self._config is None:
+            document = self.http.get(self.node_url + "/.well-known/openid-configuration", timeout=10).json()
+            assert document["issuer"] == self.issuer
+            self._config = {k: v.replace(self.issuer, self.node_url, 1) if isinstance(v, str) and v.startswith(self.issuer + "/")
+                            else v for k, v in document.items()}
+        return self._config
+
+
+@pytest.fixture(scope="module")
+def cluster(binary, workdir):
+    database = new_database(workdir, "cluster")
+    cli = CLI(binary, database, workdir)
+    registration = cli.add_client("Cluster App", redirect_uris=[REDIRECT], first_party=True,
+                                  grant_types=["authorization_code", "refresh_token"],
+                                  scopes=["openid", "email", "offline_access"])
+    client = Client(registration["client_id"], registration["client_secret"], registration["redirect_uris"], registration)
+    service = cli.add_client("Cluster Service", grant_types=["client_credentials"], scopes=["api"])
+    service_client = Client(service["client_id"], service["client_secret"], [], service)
+    user_reg = cli.add_user("cluster@example.com", PASSWORD)
+    user = User(user_reg["id"], user_reg["email"], PASSWORD, None)
+    lb_port = free_port()
+    issuer = f"http://127.0.0.1:{lb_port}"
+    nodes = [TesseraServer(binary, database, workdir, env=SERVER_ENV, name=f"cluster-node{i}", args=["--issuer", issuer]).start()
+             for i in range(3)]
+    balancer = LoadBalancer(workdir, lb_port, nodes)
+    yield {"issuer": issuer, "nodes": nodes, "lb": balancer, "client": client, "service": service_client, "user": user, "cli": cli}
+    balancer.stop()
+    for node in nodes:
+        node.stop()
+
+
+def test_sign_in_on_one_node_redeem_on_another_refresh_on_the_third(cluster):
+    issuer, nodes, client, user = cluster["issuer"], cluster["nodes"], cluster["client"], cluster["user"]
+    at = [NodeProvider(issuer, node) for node in nodes]
+    agent = UserAgent(at[0])
+    result = agent.authorize(client, user=user, scope="openid email offline_access")
+    assert result.kind == "redirect" and result.code, result.describe()
+    assert result.params["iss"] == issuer
+    tokens = assert_tokens(at[1].redeem(client, result))
+    at[1].verify_id_token(tokens["id_token"], client, nonce=result.sent["nonce"], access_token=tokens["access_token"])
+    refreshed = assert_tokens(at[2].refresh(client, tokens["refresh_token"]))
+    assert refreshed["refresh_token"] != tokens["refresh_token"]
+    # Every node accepts what another issued.
+    for provider in at:
+        assert provider.userinfo(refreshed["access_token"]).json()["sub"] == user.id
+    # The browser's session (in the database) signs in silently through the load balancer too.
+    again = UserAgent(Provider(issuer))
+    again.http = agent.http
+    for _ in range(3):
+        silent = again.authorize(client, prompt="none", scope="openid")
+        assert silent.kind == "redirect" and silent.code, silent.describe()
+
+
+def test_concurrent_refreshes_across_nodes_give_one_token_and_revoke_the_family(cluster):
+    issuer, client = cluster["issuer"], cluster["client"]
+    lb = Provider(issuer)
+    tokens = UserAgent(lb).tokens(client, cluster["user"], scope="openid offline_access")
+    token = tokens["refresh_token"]
+    barrier = threading.Barrier(50)
+
+    def refresh(_: int) -> requests.Response:
+        session = requests.Session()  # a connection of its own: HAProxy spreads them round robin
+        barrier.wait()
+        return session.post(lb.endpoint("token_endpoint"), data={"grant_type": "refresh_token", "refresh_token": token},
+                            auth=(client.client_id, client.client_secret), timeout=60)
+
+    with ThreadPoolExecutor(50) as pool:
+        answers = list(pool.map(refresh, range(50)))
+    winners = [a for a in answers if a.status_code == 200]
+    assert len(winners) == 1, [(a.status_code, a.text[:80]) for a in answers if a.status_code != 400]
+    for answer in answers:
+        if answer.status_code != 200:
+            assert_oauth_error(answer, "invalid_grant")
+    # The reuse revoked the family: the one new token is dead too.
+    assert_oauth_error(lb.refresh(client, winners[0].json()["refresh_token"]), "invalid_grant")
+
+
+def test_a_rotated_key_is_used_and_published_by_every_node(cluster):
+    issuer, nodes, service = cluster["issuer"], cluster["nodes"], cluster["service"]
+    at = [NodeProvider(issuer, node) for node in nodes]
+    before = assert_tokens(at[0].post("token_endpoint", {"grant_type": "client_credentials", "scope": "api"}, client=service))
+    old_kid = unverified_header(before["access_token"])["kid"]
+    new_kid = cluster["cli"].rotate_keys()
+    assert new_kid != old_kid
+    deadline, pending = time.monotonic() + 20, set(range(3))
+    while pending and time.monotonic() < deadline:
+        for i in sorted(pending):
+            token = assert_tokens(at[i].post("token_endpoint", {"grant_type": "client_credentials", "scope": "api"},
+                                             client=service))["access_token"]
+            if unverified_header(token)["kid"] == new_kid:
+                pending.discard(i)
+        time.sleep(0.5)
+    assert not pending, f"nodes {sorted(pending)} still sign with the old key 20 s after the rotation"
+    for provider in at:
+        kids = {key["kid"] for key in provider.jwks()["keys"]}
+        assert {old_kid, new_kid} <= kids, "every node publishes the new key and keeps the old one"
+        # A token another node signed with the old key verifies against this node's JWKS.
+        provider.verify_jwt(before["access_token"])
+
+
+def test_a_node_killed_under_load_loses_no_answered_token(cluster):
+    issuer, nodes, client, user = cluster["issuer"], cluster["nodes"], cluster["client"], cluster["user"]
+    lb = Provider(issuer)
+    chains = [UserAgent(lb).tokens(client, user, scope="openid offline_access")["refresh_token"] for _ in range(6)]
+    stop = threading.Event()
+    answered: list[str | None] = list(chains)  # per chain: the last refresh token an answer handed out
+    broken: list[int] = []  # chains whose request failed in flight (no answer: the client can't know)
+    sign_ins = {"ok": 0, "failed": 0}
+    lock = threading.Lock()
+
+    def refresh_chain(i: int) -> int:
+        session, count = requests.Session(), 0
+        while not stop.is_set():
+            try:
+                answer = session.post(lb.endpoint("token_endpoint"), auth=(client.client_id, client.client_secret), timeout=30,
+                                      data={"grant_type": "refresh_token", "refresh_token": answered[i]})
+            except requests.RequestException:
+                broken.append(i)
+                return count
+            if answer.status_code != 200:
+                # A 502/503 from the balancer: the request died with the node; the token's fate is unknown.
+                assert answer.status_code in (502, 503, 504), (answer.status_code, answer.text[:200])
+                broken.append(i)
+                return count
+            answered[i] = answer.json()["refresh_token"]
+            count += 1
+        return count
+
+    def sign_in_loop() -> None:
+        while not stop.is_set():
+            try:
+                result = UserAgent(lb).authorize(client, user=user, scope="openid")
+                ok = result.kind == "redirect" and result.code and lb.redeem(client, result).status_code == 200
+            except requests.RequestException:
+                ok = False
+            with lock:
+                sign_ins["ok" if ok else "failed"] += 1
+
+    with ThreadPoolExecutor(len(chains) + 2) as pool:
+        refreshes = [pool.submit(refresh_chain, i) for i in range(len(chains))]
+        logins = [pool.submit(sign_in_loop) for _ in range(2)]
+        time.sleep(3)
+        victim = nodes[1]
+        os.kill(victim.process.pid, signal.SIGKILL)
+        victim.process.wait(10)
+        time.sleep(4)
+        stop.set()
+        done = [f.result() for f in refreshes]
+        for f in logins:
+            f.result()
+    print(f"\ncluster under load: {sum(done)} refreshes on {len(chains)} chains, sign-ins {sign_ins}, "
+          f"{len(broken)} chains cut by the kill")
+    assert sum(done) > 20, f"the load ran: {done} refreshes per chain"
+    assert sign_ins["ok"] > 0, sign_ins
+    # Every token an answer handed out still works (each chain checked once more, through the balancer).
+    for i, token in enumerate(answered):
+        if i in broken:
+            continue
+        assert_tokens(lb.refresh(client, token))
+    assert len(broken) <= len(chains) // 2, f"only requests in flight at the kill may fail: {broken}"
+    # The balancer's other nodes keep answering.
+    for _ in range(10):
+        assert requests.get(issuer + "/health/ready", timeout=10).status_code == 200
+        assert_tokens(lb.post("token_endpoint", {"grant_type": "client_credentials", "scope": "api"}, client=cluster["service"]))
