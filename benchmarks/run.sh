@@ -4,6 +4,7 @@
 #   bash benchmarks/run.sh              build (release), measure, print the table
 #   bash benchmarks/run.sh --profile    also profile the two token loads with perf
 #   bash benchmarks/run.sh --no-build   use the release binary already built
+#   bash benchmarks/run.sh --no-postgres  skip the PostgreSQL runs (one node, two nodes behind HAProxy)
 #
 # Settings (environment):
 #   BENCH_DURATION=20        seconds of each measured load
@@ -30,11 +31,13 @@ GET_CONNECTIONS=${BENCH_GET_CONNECTIONS:-64}
 PROFILE_SECONDS=${BENCH_PROFILE_SECONDS:-10}
 PROFILE=0
 BUILD=1
+POSTGRES=1
 for arg in "$@"; do
     case "$arg" in
         --profile) PROFILE=1 ;;
         --no-build) BUILD=0 ;;
-        -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        --no-postgres) POSTGRES=0 ;;
+        -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) echo "run.sh: unknown argument $arg" >&2; exit 2 ;;
     esac
 done
@@ -51,6 +54,7 @@ command -v openssl >/dev/null || need_packages+=(openssl)
 command -v curl >/dev/null || need_packages+=(curl)
 command -v python3 >/dev/null || need_packages+=(python3)
 if [ "$PROFILE" = 1 ] && ! command -v perf >/dev/null; then need_packages+=(linux-perf); fi
+if [ "$POSTGRES" = 1 ] && ! command -v haproxy >/dev/null && [ ! -x /usr/sbin/haproxy ]; then need_packages+=(haproxy); fi
 if [ ${#need_packages[@]} -gt 0 ]; then
     say "installing ${need_packages[*]} (Debian)"
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
@@ -88,8 +92,12 @@ stop_server() {
     fi
     SERVER_PID=""
 }
+EXTRA_PIDS=()
 cleanup() {
     stop_server
+    for pid in "${EXTRA_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in "${EXTRA_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    if declare -F stop_test_postgres >/dev/null; then stop_test_postgres; fi
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -225,7 +233,9 @@ run_wrk() {
     # bash's time keyword: user and system CPU seconds of wrk itself, in $OUT/NAME.time
     { TIMEFORMAT='%U %S'; time env "$@" wrk -t"$threads" -c"$connections" -d"${seconds}s" --timeout 10s --latency \
         -s "$BENCH_DIR/$script" "$url" >"$OUT/$name.txt" 2>&1; } 2>"$OUT/$name.time" || status=$?
-    kill -0 "$SERVER_PID" 2>/dev/null || { tail -n 20 "$OUT/server.log" >&2; die "the server died during $name"; }
+    for pid in "${SERVER_PIDS[@]}"; do
+        kill -0 "$pid" 2>/dev/null || { tail -n 20 "$OUT/server.log" >&2; die "a server died during $name"; }
+    done
     ticks_after=$(cpu_ticks)
     busy_after=$(machine_busy_ticks)
     [ "$status" = 0 ] || { cat "$OUT/$name.txt" >&2; die "wrk failed for $name"; }
@@ -233,8 +243,8 @@ run_wrk() {
     echo "$(( busy_after - busy_before ))" >"$OUT/$name.machine-ticks"
 }
 CLK_TCK=$(getconf CLK_TCK)
-# user + system CPU of the server process so far, in clock ticks (/proc/PID/stat fields 14 and 15)
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }
+# user + system CPU of the server processes (SERVER_PIDS) so far, in clock ticks (/proc/PID/stat fields 14 and 15)
+cpu_ticks() { local pid total=0; for pid in "${SERVER_PIDS[@]}"; do total=$(( total + $(awk '{print $14 + $15}' "/proc/$pid/stat") )); done; echo "$total"; }
 # server_cpu NAME: "cores ms_per_request" of the server during that load
 server_cpu() {
     awk -v t="$(cat "$OUT/$1.server-ticks")" -v hz="$CLK_TCK" -v d="$(field "$1" duration_s)" -v n="$(field "$1" requests)" \
@@ -276,6 +286,17 @@ load() {
 
 FAILED=()
 DISTURBED=()
+SERVER_PIDS=("$SERVER_PID")
+# check_load NAME: adds NAME's failures (non-200 answers, socket errors) to FAILED
+check_load() {
+    local name=$1 bad n200 sock
+    bad=$(( $(non2xx "$name") + $(field "$name" status_errors) ))
+    n200=$(field "$name" non200)
+    [ "$n200" = -1 ] || bad=$(( bad + n200 + $(field "$name" no_token) ))
+    sock=$(( $(field "$name" connect_errors) + $(field "$name" read_errors) + $(field "$name" write_errors) + $(field "$name" timeouts) ))
+    [ "$bad" = 0 ] || FAILED+=("$name: $bad non-200 answers ($(sed -n 's/^BENCH_FIRST_ERROR //p' "$OUT/$name.txt" | head -c 300))")
+    [ "$sock" = 0 ] || FAILED+=("$name: $sock socket errors or timeouts")
+}
 for name in "${LOADS[@]}"; do
     say "load: $name"
     CHAIN_SET=0 SUFFIX=-warmup SECONDS_NOW=$WARMUP load "$name"
@@ -284,12 +305,7 @@ for name in "${LOADS[@]}"; do
     fi
     CHAIN_SET=1 SUFFIX="" SECONDS_NOW=$DURATION load "$name"
     grep -E '^BENCH' "$OUT/$name.txt" | sed 's/^/  /'
-    bad=$(( $(non2xx "$name") + $(field "$name" status_errors) ))
-    n200=$(field "$name" non200)
-    [ "$n200" = -1 ] || bad=$(( bad + n200 + $(field "$name" no_token) ))
-    sock=$(( $(field "$name" connect_errors) + $(field "$name" read_errors) + $(field "$name" write_errors) + $(field "$name" timeouts) ))
-    [ "$bad" = 0 ] || FAILED+=("$name: $bad non-200 answers ($(sed -n 's/^BENCH_FIRST_ERROR //p' "$OUT/$name.txt" | head -c 300))")
-    [ "$sock" = 0 ] || FAILED+=("$name: $sock socket errors or timeouts")
+    check_load "$name"
 done
 
 RSS_AFTER_KB=$(rss_kb "$SERVER_PID" VmRSS)
@@ -316,13 +332,106 @@ if [ "$PROFILE" = 1 ]; then
 fi
 
 # ---------------------------------------------------------------------------
+# 6b. PostgreSQL: the token loads on one node, then on two nodes behind HAProxy
+# ---------------------------------------------------------------------------
+PG_LOADS=()
+if [ "$POSTGRES" = 1 ]; then
+    stop_server
+    say "PostgreSQL: a private cluster on this machine (Debian's PostgreSQL, its defaults: every commit flushed)"
+    # shellcheck source=../scripts/postgres-cluster.sh
+    source "$ROOT/scripts/postgres-cluster.sh"
+    PG_DURABLE=1 start_test_postgres >"$OUT/postgres.log" 2>&1 || { cat "$OUT/postgres.log" >&2; die "PostgreSQL did not start"; }
+    cat "$OUT/postgres.log"
+    PG_URL=$(new_test_database bench)
+    TESSERA_MASTER_KEY=$(openssl rand -base64 32)
+    export TESSERA_MASTER_KEY
+    "$BIN" clients add --database "$PG_URL" --name bench --id bench-cc --secret "$CC_SECRET" \
+        --grant-type client_credentials --scope api --json >/dev/null || die "tessera clients add on PostgreSQL failed"
+    "$BIN" clients add --database "$PG_URL" --name app --id app --secret "$APP_SECRET" --redirect-uri "$REDIRECT" \
+        --first-party --scope openid --scope offline_access \
+        --grant-type authorization_code --grant-type refresh_token --json >/dev/null || die "tessera clients add (app) on PostgreSQL failed"
+    printf 'bench-Passw0rd-7q\n' | "$BIN" users add bench@example.com --database "$PG_URL" --password-stdin >/dev/null \
+        || die "tessera users add on PostgreSQL failed"
+    CC_BASIC=$(printf '%s:%s' bench-cc "$CC_SECRET" | base64 -w0)
+
+    # start_node PORT: a node on the PostgreSQL database; prints its pid
+    start_node() {
+        "$BIN" serve --host 127.0.0.1 --port "$1" --database "$PG_URL" >>"$OUT/server-pg-$1.log" 2>&1 &
+        local pid=$! deadline=$(( $(date +%s) + 30 ))
+        until [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "http://127.0.0.1:$1/health/ready" || true)" = 200 ]; do
+            kill -0 "$pid" 2>/dev/null || { cat "$OUT/server-pg-$1.log" >&2; die "tessera serve on PostgreSQL exited during start"; }
+            [ "$(date +%s)" -lt "$deadline" ] || die "tessera serve on PostgreSQL was not ready within 30 s"
+            sleep 0.05
+        done
+        echo "$pid"
+    }
+    free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+    PORT_A=$(free_port)
+    PID_A=$(start_node "$PORT_A") || die "the first PostgreSQL node did not start"; EXTRA_PIDS+=("$PID_A")
+    # Four chain sets: warm-up and measured, for one node and for two.
+    PG_TOKENS="$WORK/refresh-tokens-pg.txt"
+    python3 "$BENCH_DIR/refresh_tokens.py" "http://127.0.0.1:$PORT_A" app "$APP_SECRET" "$REDIRECT" bench@example.com bench-Passw0rd-7q \
+        "$(( TOKEN_CONNECTIONS * 4 ))" >"$PG_TOKENS" || die "could not obtain refresh tokens on PostgreSQL"
+    TOKENS_FILE=$PG_TOKENS
+
+    # pg_load NAME KIND URL SET: warm-up with chain set SET, then the measured load with SET+1
+    pg_load() {
+        local name=$1 kind=$2 url=$3 set=$4 basic
+        if [ "$kind" = client_credentials ]; then basic=$CC_BASIC; else basic=$APP_BASIC; fi
+        say "load: $name"
+        for part in warmup measured; do
+            local seconds=$DURATION suffix="" offset=$(( TOKEN_CONNECTIONS * (set + 1) ))
+            if [ "$part" = warmup ]; then seconds=$WARMUP; suffix=-warmup; offset=$(( TOKEN_CONNECTIONS * set )); fi
+            run_wrk "$name$suffix" "$TOKEN_CONNECTIONS" "$TOKEN_CONNECTIONS" "$seconds" token.lua "$url" BENCH_GRANT="$kind" \
+                "BENCH_BASIC=$basic" "BENCH_TOKENS_FILE=$TOKENS_FILE" "BENCH_TOKENS_OFFSET=$offset"
+        done
+        LOAD_SHAPE[$name]="-t$TOKEN_CONNECTIONS -c$TOKEN_CONNECTIONS"
+        grep -E '^BENCH' "$OUT/$name.txt" | sed 's/^/  /'
+        check_load "$name"
+        PG_LOADS+=("$name")
+    }
+    SERVER_PIDS=("$PID_A")
+    pg_load pg1_client_credentials client_credentials "http://127.0.0.1:$PORT_A/token" 0
+    pg_load pg1_refresh_token refresh_token "http://127.0.0.1:$PORT_A/token" 0
+
+    say "a second node on the same database, both behind HAProxy (round robin)"
+    PORT_B=$(free_port)
+    PID_B=$(start_node "$PORT_B") || die "the second PostgreSQL node did not start"; EXTRA_PIDS+=("$PID_B")
+    LB_PORT=$(free_port)
+    cat >"$WORK/haproxy.cfg" <<HAPROXY
+global
+    maxconn 1000
+defaults
+    mode http
+    timeout connect 1s
+    timeout client 30s
+    timeout server 30s
+frontend tessera
+    bind 127.0.0.1:$LB_PORT
+    default_backend nodes
+backend nodes
+    balance roundrobin
+    http-reuse always
+    server a 127.0.0.1:$PORT_A
+    server b 127.0.0.1:$PORT_B
+HAPROXY
+    HAPROXY_BIN=$(command -v haproxy || echo /usr/sbin/haproxy)
+    "$HAPROXY_BIN" -db -f "$WORK/haproxy.cfg" >"$OUT/haproxy.log" 2>&1 &
+    EXTRA_PIDS+=("$!")
+    until curl -sf -o /dev/null --max-time 1 "http://127.0.0.1:$LB_PORT/health/ready"; do sleep 0.05; done
+    SERVER_PIDS=("$PID_A" "$PID_B")
+    pg_load pg2_client_credentials client_credentials "http://127.0.0.1:$LB_PORT/token" 1
+    pg_load pg2_refresh_token refresh_token "http://127.0.0.1:$LB_PORT/token" 1
+fi
+
+# ---------------------------------------------------------------------------
 # 7. The table
 # ---------------------------------------------------------------------------
 say "results ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores shared by wrk and the server, ${DURATION} s per load after ${WARMUP} s warm-up)"
 printf '%-19s %-9s %9s %8s %8s %8s %8s %11s %12s %9s %9s\n' load "wrk" "req/s" "p50 ms" "p90 ms" "p99 ms" "non-2xx" \
     "server CPU" "server CPU" "wrk CPU" "other CPU"
 printf '%-19s %-9s %9s %8s %8s %8s %8s %11s %12s %9s %9s\n' "" "" "" "" "" "" "" "(cores)" "ms/request" "(cores)" "(cores)"
-for name in "${LOADS[@]}"; do
+for name in "${LOADS[@]}" "${PG_LOADS[@]}"; do
     bad=$(( $(non2xx "$name") + $(field "$name" status_errors) ))
     n200=$(field "$name" non200)
     [ "$n200" = -1 ] || bad=$(( bad + n200 ))
@@ -330,8 +439,14 @@ for name in "${LOADS[@]}"; do
     printf '%-19s %-9s %9s %8s %8s %8s %8s %11s %12s %9s %9s\n' "$name" "${LOAD_SHAPE[$name]}" "$(field "$name" rps)" \
         "$(field "$name" p50_ms)" "$(field "$name" p90_ms)" "$(field "$name" p99_ms)" "$bad" "$cores" "$ms_per_request" \
         "$(wrk_cpu "$name")" "$(other_cpu "$name")"
+    # In the PostgreSQL loads the "other" CPU is PostgreSQL's (and HAProxy's) own work.
+    case "$name" in pg*) continue ;; esac
     if awk -v o="$(other_cpu "$name")" 'BEGIN { exit !(o > 0.1) }'; then DISTURBED+=("$name"); fi
 done
+if [ "$POSTGRES" = 1 ]; then
+    echo "(pg1_*: one node on PostgreSQL; pg2_*: two nodes behind HAProxy, server CPU summed over both; other CPU:"
+    echo " PostgreSQL's and HAProxy's, on the same 2 cores)"
+fi
 if [ ${#DISTURBED[@]} -gt 0 ]; then
     echo "WARNING: another job used more than 0.1 core during: ${DISTURBED[*]} (other CPU column);"
     echo "         those figures understate the server. Run again on a quiet machine."
@@ -357,6 +472,13 @@ printf '%-52s %12s %10s  %s\n' "client_credentials req/s / openssl 2-core sign/s
     "$(verdict "$CC_RATIO" 0.3 min)$REF_NOTE$(disturbed client_credentials)"
 printf '%-52s %12s %10s  %s\n' "refresh_token req/s / openssl 2-core sign/s" "$RT_RATIO" ">= 0.15" \
     "$(verdict "$RT_RATIO" 0.15 min)$REF_NOTE$(disturbed refresh_token)"
+if [ "$POSTGRES" = 1 ]; then
+    for name in "${PG_LOADS[@]}"; do
+        label=$(echo "$name" | sed 's/^pg1_\(.*\)/\1 on PostgreSQL, 1 node/; s/^pg2_\(.*\)/\1 on PostgreSQL, 2 nodes/')
+        printf '%-52s %12s %10s  %s\n' "$label / openssl 2-core" "$(ratio "$(field "$name" rps)" "$OPENSSL_2")" "(info)" \
+            "$(field "$name" rps) req/s$(disturbed "$name")"
+    done
+fi
 printf '%-52s %12s %10s  %s\n' "discovery req/s" "$DISC_RPS" ">= 30000" "$(verdict "$DISC_RPS" 30000 min)$(disturbed discovery)"
 printf '%-52s %12s %10s  %s\n' "JWKS req/s" "$JWKS_RPS" ">= 30000" "$(verdict "$JWKS_RPS" 30000 min)$(disturbed jwks)"
 printf '%-52s %12s %10s  %s\n' "ready (fork to /health 200), populated database, ms" "$READY_MS_SECOND" "< 500" "$(verdict "$READY_MS_SECOND" 500 max)"

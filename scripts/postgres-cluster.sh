@@ -8,7 +8,7 @@
 # Debian's postgresql is installed when missing. The cluster lives in a folder of its own
 # under /tmp, on a free loopback port, owned by the `postgres` user when run as root (initdb
 # refuses root); its superuser `tessera` has a random password, asked for over TCP
-# (scram-sha-256). fsync is off: the data dies with the test run anyway.
+# (scram-sha-256). fsync is off (the data dies with the test run anyway) unless PG_DURABLE=1.
 
 postgres_bin() {
     ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1
@@ -37,8 +37,10 @@ start_test_postgres() {
     as_postgres "$bin/initdb" -D "$PG_TEST_DIR/data" -U tessera --pwfile="$PG_TEST_DIR/password" \
         --auth-host=scram-sha-256 --auth-local=trust -E UTF8 --locale=C.UTF-8 >"$PG_TEST_DIR/initdb.log" 2>&1 \
         || { cat "$PG_TEST_DIR/initdb.log" >&2; return 1; }
-    as_postgres "$bin/pg_ctl" -D "$PG_TEST_DIR/data" -l "$PG_TEST_DIR/server.log" -w -t 60 \
-        -o "-p $PG_TEST_PORT -k $PG_TEST_DIR -c listen_addresses=127.0.0.1 -c max_connections=400 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+    local options="-p $PG_TEST_PORT -k $PG_TEST_DIR -c listen_addresses=127.0.0.1 -c max_connections=400"
+    # PG_DURABLE=1 (the benchmark): PostgreSQL's own defaults, every commit flushed to disk.
+    if [ "${PG_DURABLE:-0}" != 1 ]; then options="$options -c fsync=off -c synchronous_commit=off -c full_page_writes=off"; fi
+    as_postgres "$bin/pg_ctl" -D "$PG_TEST_DIR/data" -l "$PG_TEST_DIR/server.log" -w -t 60 -o "$options" \
         start >/dev/null || { cat "$PG_TEST_DIR/server.log" >&2; return 1; }
     PG_TEST_BIN=$bin
     export TESSERA_TEST_POSTGRES="postgres://tessera:$password@127.0.0.1:$PG_TEST_PORT/postgres?sslmode=disable"

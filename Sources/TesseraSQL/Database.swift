@@ -48,6 +48,19 @@ extension Timer {
     }
 }
 
+/// Runs `body` between `begin` and `COMMIT` on one connection; `ROLLBACK` when it throws.
+func runTransaction<T>(on sql: any SQLDatabase, begin: SQLQueryString, _ body: (any SQLDatabase) async throws -> T) async throws -> T {
+    try await sql.raw(begin).run()
+    do {
+        let result = try await body(sql)
+        try await sql.raw("COMMIT").run()
+        return result
+    } catch {
+        try? await sql.raw("ROLLBACK").run()
+        throw error
+    }
+}
+
 /// The database `location` names, opened: SQLite or PostgreSQL.
 public func openDatabase(_ location: DatabaseLocation, poolSize: Int, logger: Logger) async throws -> any TransactionalDatabase {
     switch location {
@@ -131,17 +144,9 @@ public final class SQLiteDatabase: TransactionalDatabase {
     }
 
     private func lockedTransaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        try await lock.withLock { try await DatabaseSignals.measure(DatabaseSignals.transactions) {
-            try await sql.raw("BEGIN IMMEDIATE").run()
-            do {
-                let result = try await body(sql)
-                try await sql.raw("COMMIT").run()
-                return result
-            } catch {
-                try? await sql.raw("ROLLBACK").run()
-                throw error
-            }
-        } }
+        try await lock.withLock {
+            try await DatabaseSignals.measure(DatabaseSignals.transactions) { try await runTransaction(on: sql, begin: "BEGIN IMMEDIATE", body) }
+        }
     }
 
     public func close() async throws {

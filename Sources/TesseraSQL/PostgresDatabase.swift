@@ -131,16 +131,7 @@ public final class PostgresDatabase: TransactionalDatabase {
 
     private func pooledTransaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         try await client.withConnection { connection in
-            let sql = connection.sql(queryLogLevel: nil, logger: logger)
-            try await sql.raw("BEGIN").run()
-            do {
-                let result = try await body(sql)
-                try await sql.raw("COMMIT").run()
-                return result
-            } catch {
-                try? await sql.raw("ROLLBACK").run()
-                throw error
-            }
+            try await runTransaction(on: connection.sql(queryLogLevel: nil, logger: logger), begin: "BEGIN", body)
         }
     }
 

@@ -176,7 +176,7 @@ public final class Provider: Sendable {
             }
             Task {
                 try? await Task.sleep(for: timeout)
-                answer.give("database: no answer within \(timeout)")
+                answer.give("database: no answer within \(timeout.components.seconds) s")
             }
         }
     }

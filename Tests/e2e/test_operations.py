@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
@@ -176,3 +178,26 @@ def test_json_logs_carry_request_ids_and_never_a_secret(observed):
                    refreshed.json()["refresh_token"]):
         assert secret not in text, "a secret reached the log"
     assert "code=" not in text and "?" not in "".join(r.get("path", "") for r in records), "no query string is logged"
+
+
+def test_a_stopped_node_finishes_the_requests_under_way(binary, workdir):
+    """SIGTERM (what systemd and orchestrators send) while a sign-in is being checked: the
+    answer still comes, then the process exits cleanly and takes no new connection."""
+    from e2e_support import parse_page
+    database = new_database(workdir, "draining")
+    CLI(binary, database, workdir).add_user("drain@example.com", OPS_PASSWORD)
+    node = TesseraServer(binary, database, workdir, name="draining").start()
+    browser = requests.Session()
+    form = parse_page(browser.get(node.issuer + "/account", timeout=10).text).form("/account/login")
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(browser.post, node.issuer + "/account/login",
+                              data={**form.fields, "email": "drain@example.com", "password": OPS_PASSWORD},
+                              allow_redirects=False, timeout=60)
+        time.sleep(0.3)  # the password check (scrypt) is under way
+        node.process.send_signal(signal.SIGTERM)
+        answer = pending.result(timeout=60)
+    assert answer.status_code == 303, answer.text[:300]
+    assert node.process.wait(30) == 0, node.log()[-2000:]
+    with pytest.raises(requests.ConnectionError):
+        requests.get(node.issuer + "/health/live", timeout=5)
+    node.stop()
