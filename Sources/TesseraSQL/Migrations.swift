@@ -326,6 +326,24 @@ enum Migrations {
             """,
             "CREATE INDEX rate_buckets_updated ON rate_buckets (updated_at)",
         ]),
+        // What happened to accounts and clients, for their owners and operators; kept for
+        // `audit-retention`. Not tied to users by a foreign key: a deleted account's events stay.
+        Migration(version: 13, name: "audit_events", statements: [
+            """
+            CREATE TABLE audit_events (
+                id TEXT PRIMARY KEY,
+                kind TEXT NOT NULL,
+                at BIGINT NOT NULL,
+                actor TEXT NOT NULL,
+                user_id TEXT,
+                client_id TEXT,
+                email TEXT,
+                ip TEXT,
+                detail TEXT)
+            """,
+            "CREATE INDEX audit_events_at ON audit_events (at)",
+            "CREATE INDEX audit_events_user ON audit_events (user_id, at)",
+        ]),
     ]
 
     /// PostgreSQL's advisory-lock key for migrations (a fixed number, "tessera" in ASCII).

@@ -52,6 +52,8 @@ public final class Provider: Sendable {
     let accounts: Accounts
     /// The registered clients.
     let clients: Clients
+    /// What happened to accounts and clients (`audit_events`).
+    public let audit: AuditTrail
 
     /// Opens the database, applies migrations and loads (or creates) the signing keys.
     public static func start(_ configuration: ServerConfiguration, clock: WallClock = .system, logger: Logger) async throws -> Provider {
@@ -86,20 +88,21 @@ public final class Provider: Sendable {
         self.logger = logger
         passwords = PasswordHasher(parameters: configuration.passwordHashing, queueLength: configuration.workLimits.hashingQueue)
         workLimits = WorkLimits(configuration.workLimits, store: store)
+        audit = AuditTrail(store: store, clock: clock, logger: logger)
         tokenIssuer = TokenIssuer(issuer: issuer, keys: keys, clock: clock, accessTokenLifetime: configuration.accessTokenLifetime,
                                   idTokenLifetime: configuration.idTokenLifetime,
                                   refreshTokenLifetime: configuration.refreshTokenLifetime, pairwiseSecret: pairwiseSecret)
         authorizer = Authorizer(issuer: issuer, clients: store, users: store, consents: store, interactions: store, grants: store,
                                 keys: keys, tokenIssuer: tokenIssuer, clock: clock,
                                 codeLifetime: configuration.authorizationCodeLifetime,
-                                interactionLifetime: configuration.interactionLifetime, limits: workLimits)
+                                interactionLifetime: configuration.interactionLifetime, limits: workLimits, audit: audit)
         let issuer = configuration.issuerURL
         clientAuthenticator = ClientAuthenticator(clients: store, grants: store, audiences: [issuer, issuer + Endpoint.token.path], clock: clock)
         accessTokens = AccessTokenValidator(issuer: issuer, keys: keys, grants: store, clock: clock)
         tokenIntrospection = TokenIntrospection(issuer: issuer, grants: store, accessTokens: accessTokens,
                                                 tokenIssuer: tokenIssuer, clock: clock)
         userTokens = UserGrantTokens(issuer: tokenIssuer, users: store, grants: store, clock: clock)
-        passwordSignIn = PasswordSignIn(users: store, passwords: passwords, limits: configuration.loginLimits, throttles: store, clock: clock)
+        passwordSignIn = PasswordSignIn(users: store, passwords: passwords, limits: configuration.loginLimits, throttles: store, audit: audit, clock: clock)
         pages = try PageRenderer()
         // One stored secret, a key of its own for each use: a MAC made for one can never pass as the other's.
         csrf = CSRF(key: Self.key(from: csrfSecret, for: "csrf-form-token"), secure: configuration.secureCookies)
@@ -120,13 +123,13 @@ public final class Provider: Sendable {
         flows = AccountFlows(settings: configuration.nativeAuth, enumerationProtection: configuration.enumerationProtection, store: store,
                              hasher: passwords, policy: PasswordPolicy(), passwordSignIn: passwordSignIn, limits: workLimits,
                              mail: FlowMail(mailer: mailer, templates: mailTemplates, issuerHost: URLComponents(string: issuer)?.host ?? issuer),
-                             clock: clock, logger: logger)
+                             audit: audit, clock: clock, logger: logger)
         emailLinks = EmailLinks(lifetime: configuration.emailLinkLifetime, issuer: issuer, store: store, limits: flows.mailLimits,
-                                mail: flows.mail, clock: clock, logger: logger)
+                                mail: flows.mail, audit: audit, clock: clock, logger: logger)
         federation = try Federation(settings: configuration.upstreamProviders, issuer: issuer, store: store, secretBox: secretBox,
-                                    clock: clock, logger: logger)
+                                    audit: audit, clock: clock, logger: logger)
         sessions = Sessions(store: store, lifetime: configuration.sessionLifetime, clock: clock)
-        accounts = Accounts(users: store, clients: store, consents: store, identities: store, clock: clock)
+        accounts = Accounts(users: store, clients: store, consents: store, identities: store, audit: audit, clock: clock)
         clients = Clients(store: store)
         let refreshGrant = RefreshTokenGrant(grants: store, tokens: userTokens, clock: clock)
         grants = TokenEndpointGrants([
@@ -143,7 +146,8 @@ public final class Provider: Sendable {
         HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: Data(secret.utf8)), info: Data(purpose.utf8), outputByteCount: 32)
     }
 
-    /// Removes what has expired (codes, sessions, flows, delivered mail), keeping a day of it;
+    /// Removes what has expired (codes, sessions, flows, delivered mail), keeping a day of it,
+    /// and audit events older than `audit-retention`;
     /// once an hour across all nodes (whichever asks first after the hour takes the turn).
     /// True when this node did it.
     @discardableResult
@@ -151,6 +155,7 @@ public final class Provider: Sendable {
         let now = clock.now()
         guard try await store.takeTurn("purge", now: now, every: 3600) else { return false }
         try await store.purgeExpired(now: now, keepFor: 86_400)
+        try await store.purgeAudit(before: now - configuration.auditRetention)
         return true
     }
 
@@ -245,6 +250,7 @@ public final class Provider: Sendable {
         registered.appLinks = registration.appLinks
         registered.resourceServer = registration.resourceServer
         try await store.insert(registered)
+        await audit.record(.clientChanged, actor: .admin, clientID: registered.id, detail: "registered")
         return (registered, secret)
     }
 
@@ -344,6 +350,7 @@ public final class Provider: Sendable {
         let user = User(id: UUID().uuidString.lowercased(), email: email, emailVerified: emailVerified, passwordHash: hash,
                         profile: profile, createdAt: now, updatedAt: now)
         try await store.insert(user)
+        await audit.record(.accountCreated, actor: .admin, userID: user.id, email: user.email)
         return user
     }
 
@@ -357,6 +364,8 @@ public final class Provider: Sendable {
         try ScopeCatalogue.validate(profile: user.profile)
         user.updatedAt = clock.now()
         try await store.updateProfile(userID: user.id, profile: user.profile, now: user.updatedAt)
+        await audit.record(.userChanged, actor: .admin, userID: user.id, email: user.email,
+                           detail: "profile: " + changes.keys.sorted().joined(separator: ", "))
         return user
     }
 
@@ -372,7 +381,7 @@ public final class Provider: Sendable {
 
     /// Deletes a user, revoking the upstream tokens the account holds first (Apple requires it).
     public func deleteUser(_ user: User) async throws {
-        try await federation.deleteUser(user)
+        try await federation.deleteUser(user, by: .admin)
     }
 }
 

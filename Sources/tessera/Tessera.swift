@@ -10,7 +10,7 @@ struct Tessera: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tessera",
         abstract: "Tessera: a self-hosted OpenID Connect provider.",
-        subcommands: [Serve.self, Clients.self, Users.self, Keys.self, SettingsCommand.self, Login.self])
+        subcommands: [Serve.self, Clients.self, Users.self, Keys.self, AuditCommand.self, SettingsCommand.self, Login.self])
 }
 
 /// Options every command shares: where the data is.
@@ -331,6 +331,52 @@ struct Users: AsyncParsableCommand {
     }
 }
 
+struct AuditCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "audit",
+        abstract: "Show the audit events: sign-ins, password and address changes, linked identities, consents, deletions, administrators' changes.",
+        discussion: "Newest first. Kept for the audit-retention setting (180 days by default).")
+
+    @OptionGroup var storage: StorageOptions
+    @Option(help: "One account's events: its email address, or its id (a deleted account's id still finds its events).") var user: String?
+    @Option(help: "Only events of this kind (\(AuditEvent.Kind.allCases.map(\.rawValue).joined(separator: ", "))).") var kind: String?
+    @Option(help: "At most this many events.") var limit = 50
+    @Flag(help: "Print the events as JSON, one object per line.") var json = false
+
+    func run() async throws {
+        try await Users.run {
+            var filter = AuditFilter()
+            if let kind {
+                guard let parsed = AuditEvent.Kind(rawValue: kind) else {
+                    throw ConfigurationError("--kind must be one of \(AuditEvent.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                filter.kind = parsed
+            }
+            let events = try await withProvider(storage.flags) { provider in
+                if let user {
+                    filter.userID = try await provider.store.user(email: MailAddress.normalise(user))?.id ?? user
+                }
+                return try await provider.store.auditEvents(filter, limit: limit)
+            }
+            for event in events {
+                if json {
+                    var object: [String: JSONValue] = ["id": .string(event.id), "kind": .string(event.kind.rawValue),
+                                                       "at": .int(event.at), "actor": .string(event.actor.rawValue)]
+                    for (name, value) in [("user_id", event.userID), ("client_id", event.clientID), ("email", event.email),
+                                          ("ip", event.ip), ("detail", event.detail)] {
+                        if let value { object[name] = .string(value) }
+                    }
+                    print(String(decoding: try CanonicalJSON.encode(object), as: UTF8.self))
+                } else {
+                    let time = Date(timeIntervalSince1970: TimeInterval(event.at)).formatted(.iso8601)
+                    let fields = [event.email, event.clientID.map { "client \($0)" }, event.ip.map { "from \($0)" }, event.detail]
+                    print("\(time)  \(event.kind.rawValue)  by \(event.actor.rawValue)  " + fields.compactMap { $0 }.joined(separator: "  "))
+                }
+            }
+        }
+    }
+}
+
 struct Keys: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Manage signing keys.", subcommands: [Rotate.self])
 
@@ -338,7 +384,7 @@ struct Keys: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Make the next key current.",
             discussion: "The previous key stays in the JWKS for the grace period, so tokens it signed keep verifying. "
-                + "Running servers pick the change up within a minute.")
+                + "Running servers pick the change up within seconds.")
 
         @OptionGroup var storage: StorageOptions
         @Option(help: "Signing algorithm of the new next key: RS256, ES256 or EdDSA.") var signingAlgorithm: String?

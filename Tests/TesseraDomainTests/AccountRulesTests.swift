@@ -49,10 +49,14 @@ struct AccountRulesTests {
             #expect(try await store.identities(userID: stored.id).map(\.providerID) == ["apple"], "the proven identity stays")
             #expect(try await store.session(tokenHash: tokenHash(account.sessionToken), now: now) == nil)
             #expect(try await store.grant(id: account.grantID)?.revokedAt != nil)
+            let events = try await store.auditEvents(AuditFilter(userID: stored.id), limit: 10)
+            #expect(events.map(\.kind) == [.addressProven] && events.first?.at == now && events.first?.detail == "password removed",
+                    "the audit event commits with the change")
 
             // A second proof changes nothing.
             let again = try await store.transaction { tx in try await AccountRules.addressProven(stored, now: now + 1, in: tx) }
             #expect(!again.secured)
+            #expect(try await store.auditEvents(AuditFilter(userID: stored.id), limit: 10).count == 1)
         }
     }
 
@@ -73,6 +77,7 @@ struct AccountRulesTests {
             #expect(try await store.identities(userID: stored.id).count == 2)
             #expect(try await store.session(tokenHash: tokenHash(account.sessionToken), now: now) != nil)
             #expect(try await store.grant(id: account.grantID)?.revokedAt == nil)
+            #expect(try await store.auditEvents(AuditFilter(), limit: 10).isEmpty, "nor an audit event of what did not happen")
         }
     }
 
@@ -90,6 +95,7 @@ struct AccountRulesTests {
             #expect(try await store.session(tokenHash: tokenHash(account.sessionToken), now: now) == nil)
             #expect(try await store.grant(id: account.grantID)?.revokedAt != nil)
             #expect(try await store.identities(userID: verified.id).count == 2, "a verified account's identities stay")
+            #expect(try await store.auditEvents(AuditFilter(userID: verified.id), limit: 10).map(\.kind) == [.passwordReset])
         }
     }
 }

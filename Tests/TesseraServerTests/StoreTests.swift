@@ -155,6 +155,28 @@ struct StoreTests {
         }
     }
 
+    @Test("audit events: read newest first, by account, kind and time; purged after their retention", arguments: TestBackend.available)
+    func auditEvents(on backend: TestBackend) async throws {
+        try await withProvider(on: backend) { provider async throws in
+            let store = provider.store
+            try await store.recordAudit(AuditEvent(.signIn, at: 100, userID: "u1", clientID: "web", email: "a@example.com",
+                                                   ip: "192.0.2.1", detail: "password"))
+            try await store.recordAudit(AuditEvent(.signInFailed, at: 200, email: "a@example.com", ip: "192.0.2.9", detail: "password"))
+            try await store.recordAudit(AuditEvent(.consentGiven, at: 300, userID: "u1", clientID: "web", detail: "openid email"))
+            try await store.recordAudit(AuditEvent(.clientChanged, at: 400, actor: .admin, clientID: "web"))
+            let all = try await store.auditEvents(AuditFilter(), limit: 10)
+            #expect(all.map(\.at) == [400, 300, 200, 100])
+            #expect(all.last == AuditEvent(.signIn, at: 100, userID: "u1", clientID: "web", email: "a@example.com", ip: "192.0.2.1",
+                                           detail: "password", id: all.last?.id ?? ""))
+            #expect(try await store.auditEvents(AuditFilter(userID: "u1"), limit: 10).map(\.kind) == [.consentGiven, .signIn])
+            #expect(try await store.auditEvents(AuditFilter(kind: .signInFailed), limit: 10).map(\.ip) == ["192.0.2.9"])
+            #expect(try await store.auditEvents(AuditFilter(userID: "u1", since: 150), limit: 10).count == 1)
+            #expect(try await store.auditEvents(AuditFilter(), limit: 2).count == 2)
+            try await store.purgeAudit(before: 250)
+            #expect(try await store.auditEvents(AuditFilter(), limit: 10).map(\.at) == [400, 300])
+        }
+    }
+
     @Test("a refused rotation changes nothing", arguments: TestBackend.available)
     func rotationRollsBack(on backend: TestBackend) async throws {
         try await withProvider(on: backend) { provider async throws in

@@ -201,3 +201,30 @@ def test_a_stopped_node_finishes_the_requests_under_way(binary, workdir):
     with pytest.raises(requests.ConnectionError):
         requests.get(node.issuer + "/health/live", timeout=5)
     node.stop()
+
+
+def test_audit_events_record_sign_ins_and_changes(observed, binary, workdir):
+    """The audit trail in the database, read with `tessera audit`: sign-ins that worked and that
+    failed (with the client's address), consent withdrawn, an administrator's change."""
+    server, client, user = observed["server"], observed["client"], observed["user"]
+    cli = CLI(binary, server.database, workdir)
+    agent = UserAgent(Provider(server.issuer))
+    assert agent.authorize(client, user=User(user.id, user.email, "a wrong guess", None), scope="openid").kind == "login"
+    agent.tokens(client, user, scope="openid")
+    profile = workdir / "observed-profile.json"
+    profile.write_text(json.dumps({"name": "Observed Person"}))
+    cli.run("users", "update", user.email, "--profile", str(profile))
+    events = [json.loads(line) for line in cli.run("audit", "--user", user.email, "--json").splitlines()]
+    kinds = [e["kind"] for e in events]
+    assert "sign_in_failed" in kinds and "sign_in" in kinds and "user_changed" in kinds, kinds
+    failed = next(e for e in events if e["kind"] == "sign_in_failed")
+    assert failed["ip"] == "127.0.0.1" and failed["detail"] == "password" and failed["email"] == user.email, failed
+    changed = next(e for e in events if e["kind"] == "user_changed")
+    assert changed["actor"] == "admin" and "name" in changed["detail"], changed
+    assert events == sorted(events, key=lambda e: -e["at"]), "newest first"
+    assert all(OPS_PASSWORD not in json.dumps(e) and "a wrong guess" not in json.dumps(e) for e in events)
+    text = cli.run("audit", "--kind", "sign_in", "--limit", "1")
+    assert text.count("\n") == 1 and "sign_in  by user" in text, text
+    refused = subprocess.run([binary, "audit", "--kind", "nonsense", "--database", str(server.database)], cwd=workdir,
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "--kind must be one of" in refused.stderr, refused.stderr

@@ -32,6 +32,8 @@ public struct ServerConfiguration: Sendable {
     public var masterKeyFile: String?
     public var smtpURL: String?
     public var mailFrom: String?
+    /// How long audit events are kept (seconds).
+    public var auditRetention: Int64 = 180 * 86_400
     /// The management listener's port (`/metrics`, `/health/live`, `/health/ready`); none when nil.
     public var metricsPort: Int?
     /// Where the management listener binds: loopback unless told otherwise.

@@ -146,6 +146,10 @@ extension Setting {
                     + "proxy, set it: otherwise every user shares the proxy's address, and its limits. See "
                     + "[security.md](security.md#client-addresses)",
                 defaultText: "none") { $0.trustedProxies = try TrustedProxies(parsing: $1) },
+        .duration("audit-retention", \.auditRetention, "How long audit events are kept.",
+                  details: "how long audit events (sign-ins, password and address changes, linked identities, consents, "
+                      + "deleted accounts, administrators' changes) are kept before they are purged. See "
+                      + "[deployment.md](deployment.md#audit-events)"),
         Setting(name: "metrics-port", kind: .integer, hasFlag: true,
                 summary: "Port of the management listener: /metrics (Prometheus), /health/live, /health/ready.",
                 details: "the port of a second listener with `GET /metrics` (Prometheus text format) and the two health "

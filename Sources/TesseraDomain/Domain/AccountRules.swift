@@ -18,6 +18,8 @@ enum AccountRules {
     /// anything was removed.
     static func addressProven(_ user: User, now: Int64, in tx: any TransactionStores) async throws -> (user: User, secured: Bool) {
         guard !user.emailVerified else { return (user, false) }
+        try await tx.recordAudit(AuditEvent(.addressProven, at: now, userID: user.id, email: user.email,
+                                            detail: user.passwordHash != nil ? "password removed" : nil))
         try await tx.markEmailVerified(userID: user.id, now: now)
         if user.passwordHash != nil { try await tx.removePassword(userID: user.id, now: now) }
         try await tx.removeUnprovenIdentities(userID: user.id)
@@ -37,15 +39,18 @@ enum AccountRules {
 
     /// A new password replaces the old one (a reset proves the address too): every session
     /// and grant ends, since whoever knew the old password may hold them.
-    static func passwordReset(_ user: User, passwordHash: String, now: Int64, in tx: any TransactionStores) async throws {
+    static func passwordReset(_ user: User, passwordHash: String, now: Int64, clientID: String? = nil, in tx: any TransactionStores) async throws {
         let (_, secured) = try await addressProven(user, now: now, in: tx)
+        try await tx.recordAudit(AuditEvent(.passwordReset, at: now, userID: user.id, clientID: clientID, email: user.email))
         try await tx.updatePasswordHash(userID: user.id, hash: passwordHash, now: now)
         if !secured { try await signOutEverywhere(userID: user.id, now: now, in: tx) }  // done already when it was
     }
 
     /// Deletes an account: its tokens stop working at once (access tokens are checked
     /// against their grant), then the account and everything hanging on it go.
-    static func deleteAccount(_ userID: String, now: Int64, in tx: any TransactionStores) async throws {
+    static func deleteAccount(_ userID: String, now: Int64, by actor: AuditEvent.Actor, in tx: any TransactionStores) async throws {
+        let email = try await tx.user(id: userID)?.email
+        try await tx.recordAudit(AuditEvent(.accountDeleted, at: now, actor: actor, userID: userID, email: email))
         try await signOutEverywhere(userID: userID, now: now, in: tx)
         try await tx.deleteUser(id: userID)
     }

@@ -6,15 +6,22 @@ package struct Accounts: Sendable {
     let clients: any ClientStore
     let consents: any ConsentStore
     let identities: any IdentityStore
+    let audit: AuditTrail
     let clock: WallClock
 
     package init(users: any UserStore, clients: any ClientStore, consents: any ConsentStore, identities: any IdentityStore,
-                 clock: WallClock) {
+                 audit: AuditTrail, clock: WallClock) {
+        self.audit = audit
         self.users = users
         self.clients = clients
         self.consents = consents
         self.identities = identities
         self.clock = clock
+    }
+
+    /// The newest audit events of an account (what the account page shows as its activity).
+    package func activity(of userID: String, limit: Int = 20) async throws -> [AuditEvent] {
+        try await audit.store.auditEvents(AuditFilter(userID: userID), limit: limit)
     }
 
     package func user(id: String) async throws -> User? {
@@ -51,5 +58,6 @@ package struct Accounts: Sendable {
     /// The user withdraws an app's consent: its grants end with it.
     package func withdrawConsent(userID: String, clientID: String) async throws {
         try await consents.revokeConsent(userID: userID, clientID: clientID, now: clock.now())
+        await audit.record(.consentWithdrawn, userID: userID, clientID: clientID)
     }
 }

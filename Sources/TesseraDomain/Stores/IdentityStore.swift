@@ -99,7 +99,7 @@ public protocol IdentityStore: Sendable {
     func insertPendingLink(tokenHash: String, _ link: PendingLink, now: Int64) async throws
     func pendingLink(tokenHash: String, now: Int64) async throws -> PendingLink?
     func deletePendingLink(tokenHash: String) async throws
-    /// Deletes the account row (and, by cascade, what hangs on it); see ``AccountRules/deleteAccount(_:now:in:)``.
+    /// Deletes the account row (and, by cascade, what hangs on it); see ``AccountRules/deleteAccount(_:now:by:in:)``.
     func deleteUser(id: String) async throws
     /// Removes the identities linked on the strength of an address the upstream had not verified.
     func removeUnprovenIdentities(userID: String) async throws

@@ -222,7 +222,7 @@ struct FederationEndpoints {
         if let confirm = try await AccountEndpoint(provider: provider).confirmItIsYou(request, user: user, reason: .reauthDelete) {
             return confirm
         }
-        try await federation.deleteUser(user)
+        try await federation.deleteUser(user, by: .user)
         var response = Responses.html(pages.message(language: language, title: .accountDelete, message: .accountDeleted))
         response.setCookie(BrowserSessions(provider: provider).clearingCookie)
         return response

@@ -17,10 +17,12 @@ public struct Authorizer: Sendable {
     let codeLifetime: Int64
     let interactionLifetime: Int64
     let limits: WorkLimits
+    let audit: AuditTrail
 
     package init(issuer: String, clients: any ClientStore, users: any UserStore, consents: any ConsentStore,
                  interactions: any InteractionStore, grants: any GrantStore, keys: KeyRing, tokenIssuer: TokenIssuer,
-                 clock: WallClock, codeLifetime: Int64, interactionLifetime: Int64, limits: WorkLimits) {
+                 clock: WallClock, codeLifetime: Int64, interactionLifetime: Int64, limits: WorkLimits, audit: AuditTrail) {
+        self.audit = audit
         self.issuer = issuer
         self.clients = clients
         self.users = users
@@ -115,6 +117,7 @@ public struct Authorizer: Sendable {
         let target = ResponseTarget(redirectURI: request.redirectURI, mode: request.responseMode, state: request.state)
         guard allowed else { return respondError(target, OAuthError(.accessDenied, "The user declined the request.")) }
         try await consents.recordConsent(userID: session.userID, clientID: client.id, scopes: request.consentScopes, now: clock.now())
+        await audit.record(.consentGiven, userID: session.userID, clientID: client.id, detail: request.consentScopes.description)
         return try await issueCode(request, session: session, target: target)
     }
 

@@ -4,7 +4,7 @@ import TesseraCore
 
 /// Resetting a forgotten password: a one-time code proves the address, then the new
 /// password is set at once and every session and refresh token of the user ends
-/// (``AccountRules/passwordReset(_:passwordHash:now:in:)``), in the write that completes the flow.
+/// (``AccountRules/passwordReset(_:passwordHash:now:clientID:in:)``), in the write that completes the flow.
 package struct PasswordReset: Sendable {
     let settings: NativeAuthSettings
     let enumerationProtection: Bool
@@ -57,7 +57,7 @@ package struct PasswordReset: Sendable {
         let completed = try await store.transaction { [flow] tx in
             guard try await tx.advanceFlow(flow, from: tokenHash(token), to: tokenHash(next)),
                   let user = try await tx.user(id: userID) else { return false }
-            try await AccountRules.passwordReset(user, passwordHash: hash, now: now, in: tx)
+            try await AccountRules.passwordReset(user, passwordHash: hash, now: now, clientID: flow.clientID, in: tx)
             return true
         }
         guard completed else { throw FlowFailure.unknownFlow }

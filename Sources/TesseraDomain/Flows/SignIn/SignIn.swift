@@ -19,6 +19,7 @@ package struct SignIn: Sendable {
     let steps: FlowSteps
     let codes: EmailCodes
     let passwordSignIn: PasswordSignIn
+    let audit: AuditTrail
     let clock: WallClock
     let logger: Logger
 
@@ -56,7 +57,7 @@ package struct SignIn: Sendable {
     /// Finishes with the password the flow asked for.
     package func password(token: String, password: String, caller: FlowCaller) async throws -> SignedIn {
         let flow = try await steps.current(token, .signIn, caller: caller, steps: [.passwordRequested])
-        switch try await passwordSignIn.signIn(email: flow.email, password: password, from: .init(address: caller.address)) {
+        switch try await passwordSignIn.signIn(email: flow.email, password: password, from: .init(address: caller.address, clientID: caller.client.id)) {
         case .success(let user):
             return try await finish(flow, userID: user.id, amr: ["pwd"], from: token)
         case .failure(.badCredentials):
@@ -71,8 +72,15 @@ package struct SignIn: Sendable {
     /// Finishes with the one-time code the flow sent; it proves the address.
     package func code(token: String, code: String, caller: FlowCaller) async throws -> SignedIn {
         var flow = try await steps.current(token, .signIn, caller: caller, steps: [.codeSent])
-        try await codes.check(code, flow: &flow, token: token)
+        do {
+            try await codes.check(code, flow: &flow, token: token)
+        } catch {
+            await audit.record(.signInFailed, userID: flow.userID, clientID: caller.client.id, email: flow.email, ip: caller.address,
+                               detail: "email_code")
+            throw error
+        }
         guard let userID = flow.userID else { throw FlowFailure.wrongCode(attemptsLeft: nil) }
+        await audit.record(.signIn, userID: userID, clientID: caller.client.id, email: flow.email, ip: caller.address, detail: "email_code")
         return try await finish(flow, userID: userID, amr: ["otp"], from: token, provesAddress: true)
     }
 

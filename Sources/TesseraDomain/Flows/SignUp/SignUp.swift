@@ -115,6 +115,8 @@ package struct SignUp: Sendable {
             let completed = try await store.transaction { [flow] tx in
                 guard try await tx.advanceFlow(flow, from: tokenHash(token), to: tokenHash(next)) else { return false }
                 try await tx.insert(user)
+                try await tx.recordAudit(AuditEvent(.accountCreated, at: now, userID: user.id, clientID: flow.clientID, email: user.email,
+                                                    detail: user.passwordHash != nil ? "native sign-up, password" : "native sign-up, code"))
                 return true
             }
             guard completed else { throw FlowFailure.unknownFlow }

@@ -17,12 +17,14 @@ package struct EmailLinks: Sendable {
     let store: any EmailLinkStore & UserStore & StoreTransactions
     let limits: MailLimits
     let mail: FlowMail
+    let audit: AuditTrail
     let clock: WallClock
     let logger: Logger
 
     package init(lifetime: Int64, issuer: String, store: any EmailLinkStore & UserStore & StoreTransactions,
-                 limits: MailLimits, mail: FlowMail, clock: WallClock, logger: Logger) {
+                 limits: MailLimits, mail: FlowMail, audit: AuditTrail, clock: WallClock, logger: Logger) {
         self.lifetime = lifetime
+        self.audit = audit
         self.issuer = issuer
         self.store = store
         self.limits = limits
@@ -133,6 +135,9 @@ package struct EmailLinks: Sendable {
             case .credentialInUse: throw Problem.credentialInUse
             case .userMismatch: throw Problem.userMismatch
             case .signedIn(let user, let isNew, let secured):
+                let client = record.clientID == Self.accountClientID ? nil : record.clientID
+                if isNew { await audit.record(.accountCreated, userID: user.id, clientID: client, email: user.email, detail: "email link") }
+                await audit.record(.signIn, userID: user.id, clientID: client, email: user.email, detail: "email_link")
                 if secured {
                     logger.notice("email link secured an unverified account: its password, sessions and tokens are gone",
                                   metadata: ["user": "\(user.id)"])
@@ -145,6 +150,7 @@ package struct EmailLinks: Sendable {
             return outcome
         } catch let problem as Problem {
             if case .unusable(expired: true) = problem { Signals.signIn("email_link", "expired") } else { Signals.signIn("email_link", "failure") }
+            await audit.record(.signInFailed, email: email.map(MailAddress.normalise), detail: "email_link")
             throw problem
         } catch {
             logger.error("email link failed", metadata: ["error": "\(error)"])

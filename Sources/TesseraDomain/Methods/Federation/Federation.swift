@@ -20,13 +20,15 @@ package struct Federation: Sendable {
     package let ordered: [Upstream]
     let store: any IdentityStore & UserStore & UsedOnceStore & StoreTransactions
     let secretBox: SecretBox
+    let audit: AuditTrail
     let clock: WallClock
     let logger: Logger
     /// How long a request to an upstream and a pending link last.
     package let requestLifetime: Int64 = 600
 
     package init(settings: [UpstreamProviderSettings], issuer: String, store: any IdentityStore & UserStore & UsedOnceStore & StoreTransactions, secretBox: SecretBox,
-         clock: WallClock, logger: Logger) throws {
+         audit: AuditTrail, clock: WallClock, logger: Logger) throws {
+        self.audit = audit
         ordered = try settings.map { try Upstream($0, issuer: issuer, clock: clock) }
         upstreams = Dictionary(uniqueKeysWithValues: ordered.map { ($0.id, $0) })
         self.store = store
@@ -100,13 +102,19 @@ package struct Federation: Sendable {
                                             clientID: upstream.settings.clientID, interaction: request.interaction,
                                             linkUserID: request.linkUserID)
             Signals.signIn("upstream", "success")
+            if case .signedIn(let user, interaction: _, isNewUser: let isNew) = outcome {
+                if isNew { await audit.record(.accountCreated, userID: user.id, email: user.email, detail: "upstream \(upstream.id)") }
+                await audit.record(.signIn, userID: user.id, email: user.email, detail: "upstream \(upstream.id)")
+            }
             return outcome
         } catch let failure as Failure {
             Signals.signIn("upstream", "failure")
+            await audit.record(.signInFailed, detail: "upstream \(upstream.id): \(failure)")
             throw failure
         } catch {
             logger.error("federated sign-in failed", metadata: ["provider": "\(upstream.id)", "error": "\(error)"])
             Signals.signIn("upstream", "failure")
+            await audit.record(.signInFailed, detail: "upstream \(upstream.id)")
             throw Failure.invalidResponse("\(error)")
         }
     }
@@ -135,6 +143,7 @@ package struct Federation: Sendable {
                 throw Failure.identityInUse
             }
             logger.info("upstream identity connected", metadata: ["provider": "\(upstream.id)", "user": "\(user.id)"])
+            await audit.record(.identityLinked, userID: user.id, email: user.email, detail: "upstream \(upstream.id), from the account page")
             return .connected(user)
         }
         if let email = claims.email, let owner = try await store.user(email: email) {
@@ -171,6 +180,8 @@ package struct Federation: Sendable {
         identity.proven = true
         guard try await store.link(identity) == .linked else { return false }
         try await store.deletePendingLink(tokenHash: tokenHash(token))
+        await audit.record(.identityLinked, userID: user.id, email: user.email,
+                           detail: "upstream \(identity.providerID), after the owner signed in")
         logger.info("upstream identity linked after the owner signed in", metadata: ["provider": "\(identity.providerID)", "user": "\(user.id)"])
         return true
     }
@@ -291,6 +302,8 @@ package struct Federation: Sendable {
             try await store.transaction { tx in
                 try await tx.removeIdentity(providerID: upstream.id, subject: subject)
                 try await AccountRules.signOutEverywhere(userID: identity.userID, now: now, in: tx)
+                try await tx.recordAudit(AuditEvent(.identityUnlinked, at: now, actor: .system, userID: identity.userID,
+                                                    detail: "upstream \(upstream.id): Apple's \(type) notification"))
             }
         case "email-disabled", "email-enabled":
             // The relay forwards mail again or not; the address itself doesn't change.
@@ -318,6 +331,7 @@ package struct Federation: Sendable {
         for identity in try await store.identities(userID: user.id) where identity.providerID == providerID {
             guard try await canRemove(identity, of: user) else { return false }
             try await store.removeIdentity(providerID: identity.providerID, subject: identity.subject)
+            await audit.record(.identityUnlinked, userID: user.id, email: user.email, detail: "upstream \(providerID), from the account page")
         }
         return true
     }
@@ -330,7 +344,7 @@ package struct Federation: Sendable {
     }
 
     /// Deletes an account, first revoking the upstream tokens it holds (Apple requires it).
-    package func deleteUser(_ user: User) async throws {
+    package func deleteUser(_ user: User, by actor: AuditEvent.Actor) async throws {
         for identity in try await store.identities(userID: user.id) {
             guard let sealed = identity.refreshToken, let upstream = upstreams[identity.providerID] else { continue }
             do {
@@ -341,7 +355,7 @@ package struct Federation: Sendable {
             }
         }
         let now = clock.now()
-        try await store.transaction { tx in try await AccountRules.deleteAccount(user.id, now: now, in: tx) }
+        try await store.transaction { tx in try await AccountRules.deleteAccount(user.id, now: now, by: actor, in: tx) }
         logger.notice("account deleted", metadata: ["user": "\(user.id)"])
     }
 

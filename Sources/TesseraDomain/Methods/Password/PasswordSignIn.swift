@@ -24,9 +24,12 @@ public struct PasswordSignIn: Sendable {
     let perAddress: FailureThrottle
     let perAccount: FailureThrottle
     let perDevice: FailureThrottle
+    let audit: AuditTrail
 
-    package init(users: any UserStore, passwords: PasswordHasher, limits: LoginLimits, throttles: any ThrottleStore, clock: WallClock) {
+    package init(users: any UserStore, passwords: PasswordHasher, limits: LoginLimits, throttles: any ThrottleStore, audit: AuditTrail,
+                 clock: WallClock) {
         self.users = users
+        self.audit = audit
         self.passwords = passwords
         self.limits = limits
         self.clock = clock
@@ -49,10 +52,13 @@ public struct PasswordSignIn: Sendable {
     public struct Origin: Sendable {
         public var address: String
         public var device: KnownDevice?
+        /// The app the user is signing in to, when there is one (for the audit trail).
+        public var clientID: String?
 
-        public init(address: String, device: KnownDevice? = nil) {
+        public init(address: String, device: KnownDevice? = nil, clientID: String? = nil) {
             self.address = address
             self.device = device
+            self.clientID = clientID
         }
     }
 
@@ -67,6 +73,8 @@ public struct PasswordSignIn: Sendable {
             counters = [(perAccountAndAddress, email + "|" + origin.address), (perAddress, origin.address), (perAccount, email)]
         }
         if try await FailureThrottle.anyBlocked(counters, now: now) {
+            await audit.record(.signInFailed, userID: user?.id, clientID: origin.clientID, email: email, ip: origin.address,
+                               detail: "password: throttled")
             Signals.signIn("password", "throttled")
             Signals.throttled("login")
             return .failure(.throttled)
@@ -80,10 +88,13 @@ public struct PasswordSignIn: Sendable {
         }
         guard let user, verification.matches else {
             try await FailureThrottle.recordFailure(counters, now: now)
+            await audit.record(.signInFailed, userID: user?.id, clientID: origin.clientID, email: email, ip: origin.address,
+                               detail: "password")
             Signals.signIn("password", "failure")
             return .failure(.badCredentials)
         }
         Signals.signIn("password", "success")
+        await audit.record(.signIn, userID: user.id, clientID: origin.clientID, email: email, ip: origin.address, detail: "password")
         // The guesses of others (per account, per address) still count; this place's own are forgiven.
         if let (throttle, key) = counters.first { try await throttle.reset(key) }
         if verification.needsRehash {
