@@ -1,7 +1,8 @@
 # A private PostgreSQL cluster for tests and benchmarks: sourced, not run.
 #
 #   source scripts/postgres-cluster.sh
-#   start_test_postgres            # sets TESSERA_TEST_POSTGRES and TESSERA_TEST_POSTGRES_SOCKET
+#   start_test_postgres            # sets TESSERA_TEST_POSTGRES, TESSERA_TEST_POSTGRES_SOCKET and
+#                                  # TESSERA_TEST_POSTGRES_CA (the server's TLS certificate, for localhost)
 #   new_test_database NAME         # prints a postgres:// URL of a new, empty database
 #   stop_test_postgres             # (also on exit, through the caller's trap)
 #
@@ -33,11 +34,17 @@ start_test_postgres() {
     password=$(openssl rand -hex 16)
     printf '%s\n' "$password" > "$PG_TEST_DIR/password"
     PG_TEST_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    # TLS with a certificate of its own, for localhost only (not for 127.0.0.1): the tests check
+    # that verify-full refuses a name the certificate doesn't carry, and verify-ca doesn't care.
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$PG_TEST_DIR/server.key" -out "$PG_TEST_DIR/server.crt" -days 2 \
+        -subj /CN=localhost -addext subjectAltName=DNS:localhost >/dev/null 2>&1
+    chmod 600 "$PG_TEST_DIR/server.key"
     if [ "$(id -u)" = 0 ]; then chown -R postgres "$PG_TEST_DIR"; fi
     as_postgres "$bin/initdb" -D "$PG_TEST_DIR/data" -U tessera --pwfile="$PG_TEST_DIR/password" \
         --auth-host=scram-sha-256 --auth-local=trust -E UTF8 --locale=C.UTF-8 >"$PG_TEST_DIR/initdb.log" 2>&1 \
         || { cat "$PG_TEST_DIR/initdb.log" >&2; return 1; }
     local options="-p $PG_TEST_PORT -k $PG_TEST_DIR -c listen_addresses=127.0.0.1 -c max_connections=400"
+    options="$options -c ssl=on -c ssl_cert_file=$PG_TEST_DIR/server.crt -c ssl_key_file=$PG_TEST_DIR/server.key"
     # PG_DURABLE=1 (the benchmark): PostgreSQL's own defaults, every commit flushed to disk.
     if [ "${PG_DURABLE:-0}" != 1 ]; then options="$options -c fsync=off -c synchronous_commit=off -c full_page_writes=off"; fi
     as_postgres "$bin/pg_ctl" -D "$PG_TEST_DIR/data" -l "$PG_TEST_DIR/server.log" -w -t 60 -o "$options" \
@@ -45,6 +52,7 @@ start_test_postgres() {
     PG_TEST_BIN=$bin
     export TESSERA_TEST_POSTGRES="postgres://tessera:$password@127.0.0.1:$PG_TEST_PORT/postgres?sslmode=disable"
     export TESSERA_TEST_POSTGRES_SOCKET="$PG_TEST_DIR"
+    export TESSERA_TEST_POSTGRES_CA="$PG_TEST_DIR/server.crt"
     echo "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') for the tests on 127.0.0.1:$PG_TEST_PORT (data in $PG_TEST_DIR)"
 }
 

@@ -345,6 +345,38 @@ struct SQLiteFileTests {
         for database in databases { try await database.close() }
     }
 
+    @Test("PostgreSQL over TLS: each sslmode does what libpq's does",
+          .enabled(if: ProcessInfo.processInfo.environment["TESSERA_TEST_POSTGRES_CA"] != nil, "needs TESSERA_TEST_POSTGRES_CA"))
+    func postgresTLS() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let base = try PostgresLocation(parsing: try #require(environment["TESSERA_TEST_POSTGRES"]))
+        let ca = try #require(environment["TESSERA_TEST_POSTGRES_CA"])
+        func encrypted(_ query: String, host: String) async throws -> Bool {
+            var location = try PostgresLocation(parsing: "postgres://u@h/d?" + query)
+            location.host = host
+            location.port = base.port
+            location.user = base.user
+            location.password = base.password
+            location.database = base.database
+            let database = try await PostgresDatabase.open(location, poolSize: 1, logger: Logger(label: "test"))
+            defer { Task { try? await database.close() } }
+            return try await database.withDatabase { db in
+                try await db.raw("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").first()?.decode(column: "ssl", as: Bool.self) ?? false
+            }
+        }
+        #expect(try await encrypted("sslmode=verify-full&sslrootcert=\(ca)", host: "localhost"))
+        #expect(try await encrypted("sslmode=verify-ca&sslrootcert=\(ca)", host: "127.0.0.1"), "verify-ca checks the chain, not the name")
+        #expect(try await encrypted("sslmode=require", host: "127.0.0.1"))
+        #expect(try await encrypted("sslmode=prefer", host: "127.0.0.1"))
+        #expect(try await !encrypted("sslmode=disable", host: "127.0.0.1"))
+        await #expect(throws: DatabaseUnavailable.self, "the certificate does not name 127.0.0.1") {
+            _ = try await encrypted("sslmode=verify-full&sslrootcert=\(ca)", host: "127.0.0.1")
+        }
+        await #expect(throws: DatabaseUnavailable.self, "a certificate no trusted root signed") {
+            _ = try await encrypted("sslmode=verify-full", host: "localhost")
+        }
+    }
+
     @Test("PostgreSQL: a wrong password or port is told at start, without the password",
           .enabled(if: TestBackend.available.contains(.postgres), "needs TESSERA_TEST_POSTGRES"))
     func postgresUnavailable() async throws {
