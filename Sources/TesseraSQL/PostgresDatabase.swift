@@ -19,20 +19,23 @@ public final class PostgresDatabase: TransactionalDatabase {
     /// The task running the pool; cancelling it closes every connection.
     private let running: Task<Void, Never>
 
-    /// Connects once, so that a wrong address, password or TLS setting is told at start with
-    /// the server's reason (the pool would retry quietly), then starts the pool.
+    /// Starts the pool, and connects once beside it, so that a wrong address, password or TLS
+    /// setting is told at start with the server's reason (the pool would retry quietly). By the
+    /// time that connection is made, the pool's task is running and can lease connections.
     public static func open(_ location: PostgresLocation, poolSize: Int, logger: Logger) async throws -> PostgresDatabase {
         let tls = try TLSSettings(location)
+        let database = PostgresDatabase(client: PostgresClient(configuration: try poolConfiguration(location, tls: tls, poolSize: poolSize),
+                                                               backgroundLogger: logger),
+                                        logger: logger)
         do {
             let connection = try await PostgresConnection.connect(configuration: connectionConfiguration(location, tls: tls),
                                                                   id: 0, logger: logger)
             try await connection.close()
         } catch {
+            try? await database.close()
             throw DatabaseUnavailable(location: location.description, reason: Self.reason(error))
         }
-        return PostgresDatabase(client: PostgresClient(configuration: try poolConfiguration(location, tls: tls, poolSize: poolSize),
-                                                       backgroundLogger: logger),
-                                logger: logger)
+        return database
     }
 
     init(client: PostgresClient, logger: Logger) {
