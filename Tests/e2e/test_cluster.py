@@ -1,7 +1,8 @@
 """Three `tessera serve` nodes on one PostgreSQL database behind HAProxy (Debian's, round
 robin, health-checked on /health/ready), as an operator runs them (issue 14):
 
-- a browser signs in through one node, the code is redeemed at another and refreshed at the third;
+- headless Chromium signs in on one node, the code is redeemed at another and refreshed at the
+  third, and the session signs it in silently through the balancer;
 - 50 concurrent refreshes of one refresh token, spread over the nodes, give exactly one new
   token, and the family is revoked;
 - a key rotated in the shared database is used and published by every node within seconds;
@@ -26,6 +27,7 @@ import pytest
 import requests
 
 from conftest import SERVER_ENV
+from test_browser import Flow, driver, sign_in, wait_callback, wait_title  # noqa: F401 (driver: the Chromium fixture)
 from e2e_support import (CLI, POSTGRES, Client, Provider, TesseraServer, User, UserAgent, assert_oauth_error, assert_tokens,
                          free_port, new_database, unverified_header)
 
@@ -113,10 +115,10 @@ class NodeProvider(Provider):
 
 
 @pytest.fixture(scope="module")
-def cluster(binary, workdir):
+def cluster(binary, workdir, callback):
     database = new_database(workdir, "cluster")
     cli = CLI(binary, database, workdir)
-    registration = cli.add_client("Cluster App", redirect_uris=[REDIRECT], first_party=True,
+    registration = cli.add_client("Cluster App", redirect_uris=[REDIRECT, callback.base + "/cluster"], first_party=True,
                                   grant_types=["authorization_code", "refresh_token"],
                                   scopes=["openid", "email", "offline_access"])
     client = Client(registration["client_id"], registration["client_secret"], registration["redirect_uris"], registration)
@@ -135,26 +137,34 @@ def cluster(binary, workdir):
         node.stop()
 
 
-def test_sign_in_on_one_node_redeem_on_another_refresh_on_the_third(cluster):
-    issuer, nodes, client, user = cluster["issuer"], cluster["nodes"], cluster["client"], cluster["user"]
+def test_sign_in_on_one_node_redeem_on_another_refresh_on_the_third(cluster, driver, callback, artifacts):
+    """Headless Chromium signs in on the first node's hosted page; the code is redeemed at the
+    second node and the refresh token used at the third."""
+    issuer, nodes, user = cluster["issuer"], cluster["nodes"], cluster["user"]
+    client = Client(cluster["client"].client_id, cluster["client"].client_secret, [callback.base + "/cluster"],
+                    cluster["client"].registration)
     at = [NodeProvider(issuer, node) for node in nodes]
-    agent = UserAgent(at[0])
-    result = agent.authorize(client, user=user, scope="openid email offline_access")
-    assert result.kind == "redirect" and result.code, result.describe()
-    assert result.params["iss"] == issuer
-    tokens = assert_tokens(at[1].redeem(client, result))
-    at[1].verify_id_token(tokens["id_token"], client, nonce=result.sent["nonce"], access_token=tokens["access_token"])
+    flow = Flow(at[0], client, scope="openid email offline_access")
+    driver.get(flow.url)
+    wait_title(driver, "Sign in")
+    assert driver.current_url.startswith(at[0].node_url + "/"), driver.current_url
+    driver.save_screenshot(str(artifacts / "cluster-01-sign-in-on-node-1.png"))
+    sign_in(driver, user)
+    record = wait_callback(callback, driver, flow.state)
+    assert record.params.get("iss") == issuer and record.params.get("code")
+    tokens = assert_tokens(at[1].redeem_code(client, record.params["code"], flow.verifier))
+    at[1].verify_id_token(tokens["id_token"], client, nonce=flow.nonce, access_token=tokens["access_token"])
     refreshed = assert_tokens(at[2].refresh(client, tokens["refresh_token"]))
     assert refreshed["refresh_token"] != tokens["refresh_token"]
     # Every node accepts what another issued.
     for provider in at:
         assert provider.userinfo(refreshed["access_token"]).json()["sub"] == user.id
-    # The browser's session (in the database) signs in silently through the load balancer too.
-    again = UserAgent(Provider(issuer))
-    again.http = agent.http
+    # The browser's session (in the database) signs it in silently through the balancer, whichever
+    # node each request lands on.
     for _ in range(3):
-        silent = again.authorize(client, prompt="none", scope="openid")
-        assert silent.kind == "redirect" and silent.code, silent.describe()
+        silent = Flow(Provider(issuer), client, prompt="none", scope="openid")
+        driver.get(silent.url)
+        assert wait_callback(callback, driver, silent.state).params.get("code")
 
 
 def test_concurrent_refreshes_across_nodes_give_one_token_and_revoke_the_family(cluster):
