@@ -241,7 +241,7 @@ public final class Provider: Sendable {
             secret = registration.secret ?? SecureRandom.token()
         }
         let client = Client(
-            id: registration.id ?? SecureRandom.token(bytes: 16), name: registration.name, secretHash: secret.map(ClientSecretHash.make),
+            id: registration.id ?? Self.newClientID(), name: registration.name, secretHash: secret.map(ClientSecretHash.make),
             authMethod: authMethod, redirectURIs: registration.redirectURIs, postLogoutRedirectURIs: registration.postLogoutRedirectURIs,
             grantTypes: registration.grantTypes, scopes: ScopeSet(registration.scopes), firstParty: registration.firstParty,
             jwks: registration.jwks, assertionIssuer: registration.assertionIssuer, assertionLifetime: registration.assertionLifetime,
@@ -252,6 +252,15 @@ public final class Provider: Sendable {
         try await store.insert(registered)
         await audit.record(.clientChanged, actor: .admin, clientID: registered.id, detail: "registered")
         return (registered, secret)
+    }
+
+    /// A new client id: 16 random bytes as base64url, never starting with `-` or `_`, so that
+    /// a command line (`tessera login --client-id ID`) never takes it for an option.
+    static func newClientID() -> String {
+        while true {
+            let id = SecureRandom.token(bytes: 16)
+            if let first = id.first, first.isLetter || first.isNumber { return id }
+        }
     }
 
     static func validate(_ links: ClientAppLinks) throws {

@@ -27,7 +27,7 @@ class LoginProcess:
 
     def __init__(self, binary, issuer, client_id, token_file):
         self.process = subprocess.Popen(
-            [binary, "login", "--issuer", issuer, "--client-id", client_id, "--no-browser", "--timeout", "60",
+            [binary, "login", "--issuer", issuer, f"--client-id={client_id}", "--no-browser", "--timeout", "60",
              "--token-file", str(token_file)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.stderr_lines = []
