@@ -19,11 +19,6 @@ package struct Accounts: Sendable {
         self.clock = clock
     }
 
-    /// The newest audit events of an account (what the account page shows as its activity).
-    package func activity(of userID: String, limit: Int = 20) async throws -> [AuditEvent] {
-        try await audit.store.auditEvents(AuditFilter(userID: userID), limit: limit)
-    }
-
     package func user(id: String) async throws -> User? {
         try await users.user(id: id)
     }

@@ -19,7 +19,8 @@ public struct FailureThrottle: Sendable {
         throttleKey(name, key)
     }
 
-    /// Whether any of `counters` has had its limit of failures in its window.
+    /// Whether any of `counters` has had its limit of failures in its window: one query for
+    /// all of them, so they must share a window (the sign-in limits all count 15 minutes).
     public static func anyBlocked(_ counters: [(FailureThrottle, String)], now: Int64) async throws -> Bool {
         guard let first = counters.first?.0 else { return false }
         let keys = counters.map { $0.0.storedKey($0.1) }
@@ -35,10 +36,6 @@ public struct FailureThrottle: Sendable {
 
     public func isBlocked(_ key: String, now: Int64) async throws -> Bool {
         try await Self.anyBlocked([(self, key)], now: now)
-    }
-
-    public func recordFailure(_ key: String, now: Int64) async throws {
-        try await Self.recordFailure([(self, key)], now: now)
     }
 
     public func reset(_ key: String) async throws {
