@@ -344,6 +344,11 @@ enum Migrations {
             "CREATE INDEX audit_events_at ON audit_events (at)",
             "CREATE INDEX audit_events_user ON audit_events (user_id, at)",
         ]),
+        // Which token a refresh token replaced: a retry within `refresh-token-reuse-interval`
+        // finds the successor it may retire.
+        Migration(version: 14, name: "refresh_token_predecessor", statements: [
+            "ALTER TABLE refresh_tokens ADD COLUMN replaces TEXT",
+        ]),
     ]
 
     /// PostgreSQL's advisory-lock key for migrations (a fixed number, "tessera" in ASCII).

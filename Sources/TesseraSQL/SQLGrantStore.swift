@@ -67,40 +67,62 @@ extension SQLStore: GrantStore {
         if let refreshToken { try await insertRefreshToken(refreshToken, now: grant.createdAt, on: db) }
     }
 
-    static func insertRefreshToken(_ token: RefreshTokenRecord, now: Int64, on db: any SQLDatabase) async throws {
+    static func insertRefreshToken(_ token: RefreshTokenRecord, now: Int64, replacing predecessor: String? = nil,
+                                   on db: any SQLDatabase) async throws {
         try await db.raw("""
-            INSERT INTO refresh_tokens (token_hash, grant_id, client_id, created_at, expires_at)
-            VALUES (\(bind: token.tokenHash), \(bind: token.grantID), \(bind: token.clientID), \(bind: now), \(bind: token.expiresAt))
+            INSERT INTO refresh_tokens (token_hash, grant_id, client_id, created_at, expires_at, replaces)
+            VALUES (\(bind: token.tokenHash), \(bind: token.grantID), \(bind: token.clientID), \(bind: now), \(bind: token.expiresAt),
+                \(bind: predecessor))
             """).run()
     }
 
-    public func rotateRefreshToken(tokenHash: String, clientID: String, now: Int64,
+    public func rotateRefreshToken(tokenHash: String, clientID: String, now: Int64, reuseInterval: Int64,
                                    makeSuccessor: @escaping @Sendable (Grant) throws -> RefreshTokenRecord) async throws -> RefreshRotation {
         try await database.transaction { db in
             // The token is taken by one conditional write: of two refreshes racing with it, on one
             // node or two, exactly one finds it unused; the other waits for that one to commit,
             // then finds nothing to take and is told it presented a used token.
-            guard let taken = try await db.raw("""
+            if let taken = try await db.raw("""
                 UPDATE refresh_tokens SET used_at = \(bind: now)
                 WHERE token_hash = \(bind: tokenHash) AND client_id = \(bind: clientID) AND used_at IS NULL AND expires_at > \(bind: now)
                 RETURNING grant_id
-                """).first() else {
-                // Unknown, expired, bound to another client (which says nothing about this client's
-                // tokens), or used before: reuse revokes the whole family.
-                guard let row = try await db.raw("""
-                    SELECT grant_id, client_id, used_at FROM refresh_tokens WHERE token_hash = \(bind: tokenHash)
-                    """).first(), try row.string("client_id") == clientID, try row.optionalInt("used_at") != nil else {
-                    return .invalid
-                }
-                try await Self.revokeGrant(id: try row.string("grant_id"), now: now, on: db)
-                return .reused
+                """).first() {
+                return try await Self.replace(tokenHash, grantID: try taken.string("grant_id"), now: now, makeSuccessor, on: db)
             }
-            guard let grant = try await Self.grant(id: try taken.string("grant_id"), on: db), grant.revokedAt == nil, grant.expiresAt > now else {
+            // Unknown, expired, bound to another client (which says nothing about this client's
+            // tokens), or used before. The no-op write waits for a rotation of this token under
+            // way elsewhere and reads what it left: retries within the reuse interval take turns.
+            guard let row = try await db.raw("""
+                UPDATE refresh_tokens SET used_at = used_at WHERE token_hash = \(bind: tokenHash)
+                RETURNING grant_id, client_id, used_at, expires_at
+                """).first(), try row.string("client_id") == clientID, let usedAt = try row.optionalInt("used_at") else {
                 return .invalid
             }
-            try await Self.insertRefreshToken(try makeSuccessor(grant), now: now, on: db)
-            return .rotated(grant)
+            let grantID = try row.string("grant_id")
+            if reuseInterval > 0, now - usedAt < reuseInterval, try row.int("expires_at") > now,
+               // A retry of a refresh whose answer was lost (a node died, the network dropped it):
+               // the successor nobody has used is retired and another takes its place. Had the
+               // successor been used, the family's chain has moved on and this is a replay.
+               try await db.raw("""
+                   UPDATE refresh_tokens SET used_at = \(bind: now)
+                   WHERE grant_id = \(bind: grantID) AND replaces = \(bind: tokenHash) AND used_at IS NULL RETURNING token_hash
+                   """).first() != nil {
+                return try await Self.replace(tokenHash, grantID: grantID, now: now, makeSuccessor, on: db)
+            }
+            // Reuse revokes the whole family.
+            try await Self.revokeGrant(id: grantID, now: now, on: db)
+            return .reused
         }
+    }
+
+    /// Issues the successor of a token just taken, when its grant still holds.
+    private static func replace(_ tokenHash: String, grantID: String, now: Int64,
+                                _ makeSuccessor: @Sendable (Grant) throws -> RefreshTokenRecord, on db: any SQLDatabase) async throws -> RefreshRotation {
+        guard let grant = try await grant(id: grantID, on: db), grant.revokedAt == nil, grant.expiresAt > now else {
+            return .invalid
+        }
+        try await insertRefreshToken(try makeSuccessor(grant), now: now, replacing: tokenHash, on: db)
+        return .rotated(grant)
     }
 
     public func grant(id: String) async throws -> Grant? {

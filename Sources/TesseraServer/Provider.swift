@@ -131,7 +131,8 @@ public final class Provider: Sendable {
         sessions = Sessions(store: store, lifetime: configuration.sessionLifetime, clock: clock)
         accounts = Accounts(users: store, clients: store, consents: store, identities: store, audit: audit, clock: clock)
         clients = Clients(store: store)
-        let refreshGrant = RefreshTokenGrant(grants: store, tokens: userTokens, clock: clock)
+        let refreshGrant = RefreshTokenGrant(grants: store, tokens: userTokens, clock: clock,
+                                             reuseInterval: configuration.refreshTokenReuseInterval)
         grants = TokenEndpointGrants([
             AuthorizationCodeGrant(grants: store, tokens: userTokens, clock: clock),
             refreshGrant,

@@ -40,10 +40,20 @@ struct ConfigurationTests {
     @Test("bad values are refused with a message that names the setting", arguments: [
         ["port": "eighty"], ["enumeration-protection": "maybe"], ["signing-algorithm": "HS256"],
         ["issuer": "http://id.example.com"], ["issuer": "not a url"], ["access-token-lifetime": "-5"],
-        ["database": "mysql://x"], ["master-key": "short"],
+        ["database": "mysql://x"], ["master-key": "short"], ["refresh-token-reuse-interval": "10m"],
+        ["refresh-token-reuse-interval": "-1"], ["access-token-lifetime": "0"],
     ])
     func badValues(_ flags: [String: String]) throws {
         #expect(throws: ConfigurationError.self) { try ConfigurationLoader(flags: flags, environment: [:]).configuration() }
+    }
+
+    @Test("the refresh-token reuse interval is off unless set, and takes 0 and a duration up to 5m")
+    func reuseInterval() throws {
+        #expect(try ConfigurationLoader(flags: [:], environment: [:]).configuration().refreshTokenReuseInterval == 0)
+        #expect(try ConfigurationLoader(flags: ["refresh-token-reuse-interval": "0"], environment: [:]).configuration()
+            .refreshTokenReuseInterval == 0)
+        #expect(try ConfigurationLoader(flags: [:], environment: ["TESSERA_REFRESH_TOKEN_REUSE_INTERVAL": "10s"]).configuration()
+            .refreshTokenReuseInterval == 10)
     }
 
     @Test("an unknown key in the config file is an error, not a silent typo")

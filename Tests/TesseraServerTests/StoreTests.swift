@@ -110,6 +110,78 @@ struct StoreTests {
         }
     }
 
+    @Test("within the reuse interval a retry retires the unused successor; a used successor, the retired one, or a late retry is reuse",
+          arguments: TestBackend.available)
+    func refreshRetryWithinReuseInterval(on backend: TestBackend) async throws {
+        try await withProvider(on: backend) { provider async throws in
+            let (_, user) = try await prepare(provider)
+            let store = provider.store, now: Int64 = 1000
+            func successor(_ hash: String, _ g: Grant) -> @Sendable (Grant) throws -> RefreshTokenRecord {
+                { _ in RefreshTokenRecord(tokenHash: hash, grantID: g.id, clientID: "web", expiresAt: now + 100) }
+            }
+            func rotate(_ hash: String, at time: Int64, to next: String, _ g: Grant) async throws -> RefreshRotation {
+                try await store.rotateRefreshToken(tokenHash: hash, clientID: "web", now: time, reuseInterval: 30, makeSuccessor: successor(next, g))
+            }
+            func family(_ token: String) async throws -> Grant {
+                let g = grant(user, now: now)
+                try await store.insertGrant(g, refreshToken: RefreshTokenRecord(tokenHash: token, grantID: g.id, clientID: "web", expiresAt: now + 100))
+                return g
+            }
+            // A retry: the lost successor is retired, the new one works, the family lives.
+            let a = try await family("a1")
+            #expect(try await rotate("a1", at: now, to: "a2", a) == .rotated(a))
+            #expect(try await rotate("a1", at: now + 5, to: "a3", a) == .rotated(a))
+            #expect(try await store.refreshTokenGrant(tokenHash: "a2", now: now + 5) == nil)
+            #expect(try await store.refreshTokenGrant(tokenHash: "a3", now: now + 5) != nil)
+            // Once the successor is used the chain has moved on: the old token again is a replay.
+            #expect(try await rotate("a3", at: now + 6, to: "a4", a) == .rotated(a))
+            #expect(try await rotate("a1", at: now + 7, to: "a5", a) == .reused)
+            #expect(try await store.grant(id: a.id)?.revokedAt != nil)
+            #expect(try await store.refreshTokenGrant(tokenHash: "a4", now: now + 7) == nil)
+            // The retired successor presented (its holder was not the one retrying) is reuse.
+            let b = try await family("b1")
+            #expect(try await rotate("b1", at: now, to: "b2", b) == .rotated(b))
+            #expect(try await rotate("b1", at: now + 1, to: "b3", b) == .rotated(b))
+            #expect(try await rotate("b2", at: now + 2, to: "b4", b) == .reused)
+            #expect(try await store.refreshTokenGrant(tokenHash: "b3", now: now + 2) == nil)
+            // After the interval a retry is reuse.
+            let c = try await family("c1")
+            #expect(try await rotate("c1", at: now, to: "c2", c) == .rotated(c))
+            #expect(try await rotate("c1", at: now + 30, to: "c3", c) == .reused)
+            #expect(try await store.grant(id: c.id)?.revokedAt != nil)
+            // Without an interval the first retry is reuse.
+            let d = try await family("d1")
+            #expect(try await store.rotateRefreshToken(tokenHash: "d1", clientID: "web", now: now, makeSuccessor: successor("d2", d)) == .rotated(d))
+            #expect(try await store.rotateRefreshToken(tokenHash: "d1", clientID: "web", now: now + 1, makeSuccessor: successor("d3", d)) == .reused)
+        }
+    }
+
+    @Test("within the reuse interval, 20 concurrent retries take turns: each is answered and one token is left working",
+          arguments: TestBackend.available)
+    func concurrentRetriesWithinReuseInterval(on backend: TestBackend) async throws {
+        try await withProvider(on: backend) { provider async throws in
+            let (_, user) = try await prepare(provider)
+            let store = provider.store, now: Int64 = 1000
+            let g = grant(user, now: now)
+            try await store.insertGrant(g, refreshToken: RefreshTokenRecord(tokenHash: "r1", grantID: g.id, clientID: "web", expiresAt: now + 100))
+            let outcomes = try await withThrowingTaskGroup(of: RefreshRotation.self) { group in
+                for attempt in 0..<20 {
+                    group.addTask {
+                        try await store.rotateRefreshToken(tokenHash: "r1", clientID: "web", now: now, reuseInterval: 10) { _ in
+                            RefreshTokenRecord(tokenHash: "next-\(attempt)", grantID: g.id, clientID: "web", expiresAt: now + 100)
+                        }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(outcomes.allSatisfy { $0 == .rotated(g) })
+            var working = 0
+            for attempt in 0..<20 where try await store.refreshTokenGrant(tokenHash: "next-\(attempt)", now: now) != nil { working += 1 }
+            #expect(working == 1)
+            #expect(try await store.grant(id: g.id)?.revokedAt == nil)
+        }
+    }
+
     @Test("a code redeemed concurrently: one grant, the others replays that revoke it", arguments: TestBackend.available)
     func concurrentCodeRedemption(on backend: TestBackend) async throws {
         try await withProvider(on: backend) { provider async throws in

@@ -5,7 +5,8 @@ refresh token rotation and reuse detection."""
 import pytest
 import requests
 
-from e2e_support import assert_oauth_error, assert_tokens, random_token
+from conftest import SERVER_ENV
+from e2e_support import Provider, TesseraServer, assert_oauth_error, assert_tokens, random_token
 
 
 def test_token_response_is_not_cacheable(op, alice_agent, first_client):
@@ -140,6 +141,32 @@ def test_refresh_token_rotates_and_reuse_revokes_the_family(op, alice_agent, web
     assert_oauth_error(op.refresh(web_client, r1), "invalid_grant")
     # ... so the latest refresh token stops working too.
     assert_oauth_error(op.refresh(web_client, r3), "invalid_grant")
+
+
+def test_a_refresh_retried_within_the_reuse_interval_is_answered(binary, database, workdir, alice_agent, web_client):
+    """--refresh-token-reuse-interval: a client that never got the answer to its refresh (a node
+    died, the connection dropped) retries with the same token and goes on; once the chain has
+    moved on, the old token is a replay again and revokes the family."""
+    server = TesseraServer(binary, database, workdir, env=SERVER_ENV, name="reuse-interval",
+                           args=["--refresh-token-reuse-interval", "5s"]).start()
+    try:
+        provider = Provider(server.issuer)
+        r1 = alice_agent.tokens(web_client)["refresh_token"]
+        lost = assert_tokens(provider.refresh(web_client, r1))["refresh_token"]  # the answer the client never saw
+        retried = assert_tokens(provider.refresh(web_client, r1))["refresh_token"]
+        assert retried not in (r1, lost)
+        r3 = assert_tokens(provider.refresh(web_client, retried))["refresh_token"]
+        # The successor was used: r1 again is a replay, and the family is revoked.
+        assert_oauth_error(provider.refresh(web_client, r1), "invalid_grant")
+        assert_oauth_error(provider.refresh(web_client, r3), "invalid_grant")
+        # The successor a retry retired is a replay too (its holder was not the one retrying).
+        r1 = alice_agent.tokens(web_client)["refresh_token"]
+        lost = assert_tokens(provider.refresh(web_client, r1))["refresh_token"]
+        retried = assert_tokens(provider.refresh(web_client, r1))["refresh_token"]
+        assert_oauth_error(provider.refresh(web_client, lost), "invalid_grant")
+        assert_oauth_error(provider.refresh(web_client, retried), "invalid_grant")
+    finally:
+        server.stop()
 
 
 def test_refresh_token_of_another_client_is_invalid_grant(op, alice_agent, web_client, first_client):

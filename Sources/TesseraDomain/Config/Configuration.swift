@@ -57,6 +57,9 @@ public struct ServerConfiguration: Sendable {
     public var idTokenLifetime: Int64 = 3600
     public var authorizationCodeLifetime: Int64 = 120
     public var refreshTokenLifetime: Int64 = 30 * 86_400
+    /// How long after its rotation a refresh token may be presented again by a client retrying a
+    /// refresh whose answer it never got (seconds; 0: never).
+    public var refreshTokenReuseInterval: Int64 = 0
     public var sessionLifetime: Int64 = 7 * 86_400
     /// How recent a sign-in must be to delete the account or connect an identity (seconds).
     public var reauthenticateAfter: Int64 = 600
@@ -108,6 +111,9 @@ public struct ServerConfiguration: Sendable {
                               ("session", sessionLifetime), ("email link", emailLinkLifetime),
                               ("reauthenticate-after", reauthenticateAfter)] where value <= 0 {
             throw ConfigurationError("the \(name) lifetime must be positive")
+        }
+        guard (0...300).contains(refreshTokenReuseInterval) else {
+            throw ConfigurationError("refresh-token-reuse-interval must be between 0 and 5m: it is a window for retries, not a lifetime")
         }
         try nativeAuth.validate()
         try connectionLimits.validate()

@@ -81,10 +81,11 @@ extension Setting {
         }
     }
 
-    static func duration(_ name: String, _ path: Path<Int64>, _ summary: String, details: String = "") -> Setting {
+    static func duration(_ name: String, _ path: Path<Int64>, allowsZero: Bool = false, _ summary: String,
+                         details: String = "") -> Setting {
         Setting(name: name, kind: .duration, hasFlag: true, summary: summary, details: details,
                 defaultText: durationText(defaults[keyPath: path])) { configuration, value in
-            configuration[keyPath: path] = try duration(value, name)
+            configuration[keyPath: path] = allowsZero && ["0", "0s"].contains(value) ? 0 : try duration(value, name)
         }
     }
 
@@ -119,6 +120,7 @@ extension Setting {
 
     /// `7d`, `1h`, `15m`, `90s`: the largest unit that divides the seconds.
     static func durationText(_ seconds: Int64) -> String {
+        if seconds == 0 { return "0" }
         for (unit, size) in [("d", Int64(86_400)), ("h", 3600), ("m", 60)] where seconds % size == 0 {
             return "\(seconds / size)\(unit)"
         }

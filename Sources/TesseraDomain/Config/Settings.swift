@@ -52,6 +52,13 @@ extension Setting {
         .duration("id-token-lifetime", \.idTokenLifetime, "Lifetime of ID tokens."),
         .duration("refresh-token-lifetime", \.refreshTokenLifetime, "Lifetime of a grant (a refresh-token family).",
                   details: "lifetime of a grant (a refresh-token family); rotation never extends it"),
+        .duration("refresh-token-reuse-interval", \.refreshTokenReuseInterval, allowsZero: true,
+                  "How long a rotated refresh token may be presented again (retries).",
+                  details: "how long after its rotation a refresh token may be presented again, by a client retrying a refresh "
+                      + "whose answer it never got (a node died, the connection dropped): the successor nobody has used is "
+                      + "retired and another issued. Once the successor is used, or after this interval, a second "
+                      + "presentation revokes the whole family. 0 (the default) allows no retry; at most 5m. See "
+                      + "[deployment.md](deployment.md#losing-a-node)"),
         .duration("authorization-code-lifetime", \.authorizationCodeLifetime, "Lifetime of authorization codes."),
         .duration("session-lifetime", \.sessionLifetime, "Lifetime of the browser session at the provider.",
                   details: "the browser session at the provider (silent SSO)"),

@@ -8,11 +8,14 @@ public struct RefreshTokenGrant: TokenGrant {
     let grants: any GrantStore
     let tokens: UserGrantTokens
     let clock: WallClock
+    /// Seconds after a rotation in which a retry with the same token is answered (`refresh-token-reuse-interval`).
+    let reuseInterval: Int64
 
-    package init(grants: any GrantStore, tokens: UserGrantTokens, clock: WallClock) {
+    package init(grants: any GrantStore, tokens: UserGrantTokens, clock: WallClock, reuseInterval: Int64 = 0) {
         self.grants = grants
         self.tokens = tokens
         self.clock = clock
+        self.reuseInterval = reuseInterval
     }
 
     public func exchange(_ request: TokenRequest) async throws -> TokenResponse {
@@ -23,7 +26,8 @@ public struct RefreshTokenGrant: TokenGrant {
         let requested = parameters["scope"].map { ScopeSet(parsing: $0) }
         let issuer = tokens.issuer
         let minted = Mutex<(token: String, scope: ScopeSet)?>(nil)
-        let outcome = try await grants.rotateRefreshToken(tokenHash: tokenHash(token), clientID: client.id, now: clock.now()) { grant in
+        let outcome = try await grants.rotateRefreshToken(tokenHash: tokenHash(token), clientID: client.id, now: clock.now(),
+                                                          reuseInterval: reuseInterval) { grant in
             let scope: ScopeSet
             do { scope = try ScopePolicy.refresh(requested, granted: grant.scope) } catch let refusal as ScopeRefusal { throw refusal.oauthError }
             let successor = issuer.refreshToken(grantID: grant.id, clientID: client.id, notAfter: grant.expiresAt)

@@ -33,7 +33,10 @@ public protocol GrantStore: Sendable {
     func insertGrant(_ grant: Grant, refreshToken: RefreshTokenRecord?) async throws
     /// Atomically: replaces a refresh token with the successor `makeSuccessor` builds for its grant
     /// (which may throw to refuse, changing nothing); presenting a rotated token revokes the family.
-    func rotateRefreshToken(tokenHash: String, clientID: String, now: Int64,
+    /// Within `reuseInterval` seconds of its rotation, a token whose successor nobody has used yet
+    /// may be presented again (a retry after a lost answer): that successor is retired and another
+    /// issued. 0 allows no retry.
+    func rotateRefreshToken(tokenHash: String, clientID: String, now: Int64, reuseInterval: Int64,
                             makeSuccessor: @escaping @Sendable (Grant) throws -> RefreshTokenRecord) async throws -> RefreshRotation
     func grant(id: String) async throws -> Grant?
     func refreshTokenGrant(tokenHash: String, now: Int64) async throws -> (grant: Grant, expiresAt: Int64)?
@@ -46,6 +49,13 @@ public protocol GrantStore: Sendable {
     func recordAssertion(clientID: String, jti: String, expiresAt: Int64, now: Int64) async throws -> Bool
 }
 
+extension GrantStore {
+    /// Rotation without a reuse interval: any second presentation is reuse.
+    public func rotateRefreshToken(tokenHash: String, clientID: String, now: Int64,
+                                   makeSuccessor: @escaping @Sendable (Grant) throws -> RefreshTokenRecord) async throws -> RefreshRotation {
+        try await rotateRefreshToken(tokenHash: tokenHash, clientID: clientID, now: now, reuseInterval: 0, makeSuccessor: makeSuccessor)
+    }
+}
 
 /// Removes rows nobody can use any more.
 public protocol Housekeeping: Sendable {
