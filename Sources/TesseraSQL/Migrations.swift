@@ -349,6 +349,18 @@ enum Migrations {
         Migration(version: 14, name: "refresh_token_predecessor", statements: [
             "ALTER TABLE refresh_tokens ADD COLUMN replaces TEXT",
         ]),
+        // Administration: versions for ETags, a client's previous secret during a rotation's
+        // grace period, disabled accounts, roles, and the orders the admin lists page in.
+        Migration(version: 15, name: "administration", statements: [
+            "ALTER TABLE clients ADD COLUMN version BIGINT NOT NULL DEFAULT 1",
+            "ALTER TABLE clients ADD COLUMN previous_secret_hash TEXT",
+            "ALTER TABLE clients ADD COLUMN previous_secret_expires_at BIGINT",
+            "ALTER TABLE users ADD COLUMN version BIGINT NOT NULL DEFAULT 1",
+            "ALTER TABLE users ADD COLUMN disabled_at BIGINT",
+            "ALTER TABLE users ADD COLUMN roles TEXT NOT NULL DEFAULT ''",
+            "CREATE INDEX clients_name ON clients (name, id)",
+            "CREATE INDEX sessions_user ON sessions (user_id)",
+        ]),
     ]
 
     /// PostgreSQL's advisory-lock key for migrations (a fixed number, "tessera" in ASCII).

@@ -11,30 +11,86 @@ extension SQLStore: ClientStore {
     /// so a client registered while the server runs is found at once.
     public func client(id: String) async throws -> Client? {
         if let cached = clientCache.client(id: id) { return cached }
-        let client = try await storedClient(id: id)
+        let client = try await currentClient(id: id)
         if let client { clientCache.remember(client) }
         return client
     }
 
-    func storedClient(id: String) async throws -> Client? {
+    public func currentClient(id: String) async throws -> Client? {
         try await database.withDatabase { db -> Client? in
-            guard let row = try await db.raw("SELECT * FROM clients WHERE id = \(bind: id)").first() else { return nil }
-            var client = Client(
-                id: try row.string("id"), name: try row.string("name"), secretHash: try row.optionalString("secret_hash"),
-                authMethod: ClientAuthMethod(rawValue: try row.string("auth_method")) ?? .clientSecretBasic,
-                redirectURIs: try row.json("redirect_uris", as: [String].self),
-                postLogoutRedirectURIs: try row.json("post_logout_redirect_uris", as: [String].self),
-                grantTypes: try row.json("grant_types", as: [String].self),
-                scopes: ScopeSet(parsing: try row.string("scopes")), firstParty: try row.bool("first_party"),
-                jwks: try row.optionalString("jwks").map { try JWKSet.parse(Data($0.utf8)) },
-                assertionIssuer: try row.optionalString("assertion_issuer"), assertionLifetime: try row.optionalInt("assertion_lifetime"),
-                subjectType: SubjectType(rawValue: try row.string("subject_type")) ?? .public,
-                createdAt: try row.int("created_at"))
-            client.resourceServer = try row.bool("resource_server")
-            if let links = try row.optionalString("app_links") {
-                client.appLinks = try JSONDecoder().decode(ClientAppLinks.self, from: Data(links.utf8))
+            try await db.raw("SELECT * FROM clients WHERE id = \(bind: id)").first().map(Self.client)
+        }
+    }
+
+    static func client(_ row: any SQLRow) throws -> Client {
+        var client = Client(
+            id: try row.string("id"), name: try row.string("name"), secretHash: try row.optionalString("secret_hash"),
+            authMethod: ClientAuthMethod(rawValue: try row.string("auth_method")) ?? .clientSecretBasic,
+            redirectURIs: try row.json("redirect_uris", as: [String].self),
+            postLogoutRedirectURIs: try row.json("post_logout_redirect_uris", as: [String].self),
+            grantTypes: try row.json("grant_types", as: [String].self),
+            scopes: ScopeSet(parsing: try row.string("scopes")), firstParty: try row.bool("first_party"),
+            jwks: try row.optionalString("jwks").map { try JWKSet.parse(Data($0.utf8)) },
+            assertionIssuer: try row.optionalString("assertion_issuer"), assertionLifetime: try row.optionalInt("assertion_lifetime"),
+            subjectType: SubjectType(rawValue: try row.string("subject_type")) ?? .public,
+            createdAt: try row.int("created_at"))
+        client.resourceServer = try row.bool("resource_server")
+        if let links = try row.optionalString("app_links") {
+            client.appLinks = try JSONDecoder().decode(ClientAppLinks.self, from: Data(links.utf8))
+        }
+        client.version = try row.int("version")
+        client.previousSecretHash = try row.optionalString("previous_secret_hash")
+        client.previousSecretExpiresAt = try row.optionalInt("previous_secret_expires_at")
+        return client
+    }
+
+    public func clients(after cursor: ClientCursor?, limit: Int) async throws -> [Client] {
+        try await database.withDatabase { db in
+            let rows = if let cursor {
+                try await db.raw("""
+                    SELECT * FROM clients WHERE name > \(bind: cursor.name) OR (name = \(bind: cursor.name) AND id > \(bind: cursor.id))
+                    ORDER BY name, id LIMIT \(bind: limit)
+                    """).all()
+            } else {
+                try await db.raw("SELECT * FROM clients ORDER BY name, id LIMIT \(bind: limit)").all()
             }
-            return client
+            return try rows.map(Self.client)
+        }
+    }
+
+    public func update(_ client: Client, ifVersion version: Int64) async throws -> Bool {
+        let redirects = try jsonText(client.redirectURIs), logouts = try jsonText(client.postLogoutRedirectURIs)
+        let grants = try jsonText(client.grantTypes), jwks = try client.jwks.map(jsonText)
+        let appLinks = client.appLinks.isEmpty ? nil : try jsonText(client.appLinks)
+        defer { clientCache.forget(client.id) }
+        return try await database.withDatabase { db in
+            try await db.raw("""
+                UPDATE clients SET name = \(bind: client.name), redirect_uris = \(bind: redirects),
+                    post_logout_redirect_uris = \(bind: logouts), grant_types = \(bind: grants), scopes = \(bind: client.scopes.description),
+                    first_party = \(bind: client.firstParty), jwks = \(bind: jwks), app_links = \(bind: appLinks),
+                    resource_server = \(bind: client.resourceServer), version = version + 1
+                WHERE id = \(bind: client.id) AND version = \(bind: version) RETURNING id
+                """).first() != nil
+        }
+    }
+
+    public func replaceSecret(clientID: String, hash: String, previousHash: String?, previousExpiresAt: Int64?) async throws {
+        defer { clientCache.forget(clientID) }
+        try await database.withDatabase { db in
+            try await db.raw("""
+                UPDATE clients SET secret_hash = \(bind: hash), previous_secret_hash = \(bind: previousHash),
+                    previous_secret_expires_at = \(bind: previousExpiresAt), version = version + 1
+                WHERE id = \(bind: clientID)
+                """).run()
+        }
+    }
+
+    public func deleteClient(id: String) async throws -> Bool {
+        defer { clientCache.forget(id) }
+        return try await database.transaction { db in
+            // Its grants go with it (and their refresh tokens with them), and with them every
+            // access token issued under one.
+            try await db.raw("DELETE FROM clients WHERE id = \(bind: id) RETURNING id").first() != nil
         }
     }
 
@@ -85,6 +141,11 @@ final class ClientCache: Sendable {
             }
             return entry.client
         }
+    }
+
+    /// Forgets a client this node changed, so the change applies here at once.
+    func forget(_ id: String) {
+        _ = entries.withLock { $0.removeValue(forKey: id) }
     }
 
     func remember(_ client: Client) {

@@ -20,10 +20,22 @@ extension SQLStore: SessionStore, InteractionStore, ConsentStore {
             guard let row = try await db.raw("""
                 SELECT * FROM sessions WHERE token_hash = \(bind: tokenHash) AND revoked_at IS NULL AND expires_at > \(bind: now)
                 """).first() else { return nil }
-            return BrowserSession(sid: try row.string("sid"), userID: try row.string("user_id"), authTime: try row.int("auth_time"),
-                                  amr: try row.string("amr").split(separator: " ").map(String.init),
-                                  expiresAt: try row.int("expires_at"))
+            return try Self.session(row)
         }
+    }
+
+    public func sessions(userID: String, now: Int64) async throws -> [BrowserSession] {
+        try await database.withDatabase { db in
+            try await db.raw("""
+                SELECT * FROM sessions WHERE user_id = \(bind: userID) AND revoked_at IS NULL AND expires_at > \(bind: now)
+                ORDER BY auth_time DESC
+                """).all().map(Self.session)
+        }
+    }
+
+    static func session(_ row: any SQLRow) throws -> BrowserSession {
+        BrowserSession(sid: try row.string("sid"), userID: try row.string("user_id"), authTime: try row.int("auth_time"),
+                       amr: try row.string("amr").split(separator: " ").map(String.init), expiresAt: try row.int("expires_at"))
     }
 
     public func endSession(sid: String, now: Int64) async throws {

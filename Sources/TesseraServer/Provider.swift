@@ -54,6 +54,9 @@ public final class Provider: Sendable {
     let clients: Clients
     /// What happened to accounts and clients (`audit_events`).
     public let audit: AuditTrail
+    /// The rules of the admin API, the console and the CLI.
+    public let clientAdministration: ClientAdministration
+    public let userAdministration: UserAdministration
 
     /// Opens the database, applies migrations and loads (or creates) the signing keys.
     public static func start(_ configuration: ServerConfiguration, clock: WallClock = .system, logger: Logger) async throws -> Provider {
@@ -128,9 +131,11 @@ public final class Provider: Sendable {
                                 mail: flows.mail, audit: audit, clock: clock, logger: logger)
         federation = try Federation(settings: configuration.upstreamProviders, issuer: issuer, store: store, secretBox: secretBox,
                                     audit: audit, clock: clock, logger: logger)
-        sessions = Sessions(store: store, lifetime: configuration.sessionLifetime, clock: clock)
+        sessions = Sessions(store: store, users: store, lifetime: configuration.sessionLifetime, clock: clock)
         accounts = Accounts(users: store, clients: store, consents: store, identities: store, audit: audit, clock: clock)
         clients = Clients(store: store)
+        clientAdministration = ClientAdministration(store: store, audit: audit, clock: clock)
+        userAdministration = UserAdministration(store: store, passwords: passwords, policy: PasswordPolicy(), audit: audit, clock: clock)
         let refreshGrant = RefreshTokenGrant(grants: store, tokens: userTokens, clock: clock,
                                              reuseInterval: configuration.refreshTokenReuseInterval)
         grants = TokenEndpointGrants([
@@ -207,176 +212,30 @@ public final class Provider: Sendable {
 
     // MARK: Administration
 
-    /// What `tessera clients add` asks for.
-    public struct ClientRegistration: Sendable {
-        public var id: String?
-        public var name: String
-        public var redirectURIs: [String]
-        public var postLogoutRedirectURIs: [String] = []
-        public var isPublic = false
-        public var secret: String?
-        public var scopes: [String] = ["openid", "profile", "email", "offline_access"]
-        public var grantTypes: [String] = [GrantType.authorizationCode, GrantType.refreshToken]
-        public var firstParty = false
-        public var jwks: JWKSet?
-        public var assertionIssuer: String?
-        /// Seconds; set only to accept long-lived, reusable assertions (Sign in with Apple's shape).
-        public var assertionLifetime: Int64?
-        public var pairwise = false
-        /// An API that may introspect tokens carrying its (non-catalogue) scopes.
-        public var resourceServer = false
-        /// Email-link settings: continue-URL domains, iOS and Android apps.
-        public var appLinks = ClientAppLinks()
-        public init(name: String, redirectURIs: [String]) {
-            self.name = name
-            self.redirectURIs = redirectURIs
-        }
-    }
+    public typealias ClientRegistration = TesseraDomain.ClientRegistration
 
-    /// Registers a client; returns it with its secret in clear text (shown once, stored hashed).
+    /// Registers a client (as the operator, from the CLI); returns it with its secret in clear text.
     public func registerClient(_ registration: ClientRegistration) async throws -> (client: Client, secret: String?) {
-        try Self.validate(registration)
-        let authMethod: ClientAuthMethod = registration.isPublic ? .none : (registration.jwks != nil ? .privateKeyJWT : .clientSecretBasic)
-        var secret: String?
-        if authMethod == .clientSecretBasic {
-            secret = registration.secret ?? SecureRandom.token()
-        }
-        let client = Client(
-            id: registration.id ?? Self.newClientID(), name: registration.name, secretHash: secret.map(ClientSecretHash.make),
-            authMethod: authMethod, redirectURIs: registration.redirectURIs, postLogoutRedirectURIs: registration.postLogoutRedirectURIs,
-            grantTypes: registration.grantTypes, scopes: ScopeSet(registration.scopes), firstParty: registration.firstParty,
-            jwks: registration.jwks, assertionIssuer: registration.assertionIssuer, assertionLifetime: registration.assertionLifetime,
-            subjectType: registration.pairwise ? .pairwise : .public, createdAt: clock.now())
-        var registered = client
-        registered.appLinks = registration.appLinks
-        registered.resourceServer = registration.resourceServer
-        try await store.insert(registered)
-        await audit.record(.clientChanged, actor: .admin, clientID: registered.id, detail: "registered")
-        return (registered, secret)
+        try await clientAdministration.register(registration, by: .operator)
     }
 
-    /// A new client id: 16 random bytes as base64url, never starting with `-` or `_`, so that
-    /// a command line (`tessera login --client-id ID`) never takes it for an option.
-    static func newClientID() -> String {
-        while true {
-            let id = SecureRandom.token(bytes: 16)
-            if let first = id.first, first.isLetter || first.isNumber { return id }
-        }
-    }
-
-    static func validate(_ links: ClientAppLinks) throws {
-        for domain in links.linkDomains {
-            guard !domain.isEmpty, domain.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" }), !domain.hasPrefix("."),
-                  !domain.hasSuffix(".") else {
-                throw ConfigurationError("'\(domain)' is not a domain name (give the host only, e.g. app.example.com)")
-            }
-        }
-        for appID in links.appleAppIDs {
-            let parts = appID.split(separator: ".", maxSplits: 1)
-            guard parts.count == 2, parts[0].count == 10, parts[0].allSatisfy({ $0.isASCII && ($0.isUppercase || $0.isNumber) }),
-                  parts[1].contains(".") else {
-                throw ConfigurationError("'\(appID)' is not an iOS app id: TEAMID.bundle.id, the team id being 10 characters (ABCDE12345.com.example.app)")
-            }
-        }
-        for app in links.androidApps {
-            guard app.packageName.split(separator: ".").count >= 2,
-                  app.packageName.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "_") }) else {
-                throw ConfigurationError("'\(app.packageName)' is not an Android package name (com.example.app)")
-            }
-            for fingerprint in app.certificateFingerprints {
-                let bytes = fingerprint.split(separator: ":")
-                guard bytes.count == 32, bytes.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isHexDigit) }) else {
-                    throw ConfigurationError("'\(fingerprint)' is not a SHA-256 certificate fingerprint (32 hex bytes separated by colons)")
-                }
-            }
-        }
-    }
-
-    static func validate(_ registration: ClientRegistration) throws {
-        guard !registration.name.trimmingCharacters(in: .whitespaces).isEmpty else { throw ConfigurationError("a client needs a --name") }
-        let supported: Set = [GrantType.authorizationCode, GrantType.refreshToken, GrantType.clientCredentials]
-        for grant in registration.grantTypes where !supported.contains(grant) {
-            throw ConfigurationError("unsupported grant type '\(grant)' (use authorization_code, refresh_token or client_credentials)")
-        }
-        if registration.grantTypes.contains(GrantType.authorizationCode) && registration.redirectURIs.isEmpty {
-            throw ConfigurationError("the authorization_code grant needs at least one --redirect-uri")
-        }
-        for uri in registration.redirectURIs + registration.postLogoutRedirectURIs {
-            guard let url = URL(string: uri), let scheme = url.scheme?.lowercased(), url.fragment == nil else {
-                throw ConfigurationError("'\(uri)' is not an absolute URI without a fragment")
-            }
-            if scheme == "http" {
-                let host = url.host ?? ""
-                guard ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host) else {
-                    throw ConfigurationError("'\(uri)' uses http: only loopback redirect URIs may (RFC 8252 §7.3); use https")
-                }
-            } else if scheme != "https" && !scheme.contains(".") {
-                throw ConfigurationError("'\(uri)': a custom scheme must be a reverse domain name such as com.example.app (RFC 8252 §7.1)")
-            }
-        }
-        if registration.resourceServer {
-            guard !registration.isPublic else { throw ConfigurationError("a --resource-server authenticates to introspect: it can't be --public") }
-            guard registration.scopes.contains(where: { ScopeCatalogue.definition($0) == nil }) else {
-                throw ConfigurationError("a --resource-server needs the --scope values it serves (e.g. --scope api.read)")
-            }
-        }
-        if registration.isPublic {
-            if registration.secret != nil { throw ConfigurationError("a --public client has no secret") }
-            if registration.grantTypes.contains(GrantType.clientCredentials) {
-                throw ConfigurationError("a --public client cannot use client_credentials")
-            }
-        }
-        if let secret = registration.secret, secret.count < 32 {
-            throw ConfigurationError("a client secret must be at least 32 characters (leave --secret out to generate one)")
-        }
-        try validate(registration.appLinks)
-        if registration.jwks != nil && registration.secret != nil {
-            throw ConfigurationError("a client authenticates either with a secret or with its keys, not both")
-        }
-        for key in registration.jwks?.keys ?? [] {
-            _ = try JWSVerificationKey(jwk: key)
-        }
-        if let lifetime = registration.assertionLifetime {
-            guard registration.jwks != nil else { throw ConfigurationError("--assertion-lifetime is for clients that authenticate with --jwks") }
-            guard (ClientAuthenticator.defaultAssertionLifetime...ClientAuthenticator.maxAssertionLifetime).contains(lifetime) else {
-                throw ConfigurationError("--assertion-lifetime must be between 5m and 182d (Sign in with Apple's six months)")
-            }
-        }
-    }
-
-    /// Creates a user; the profile is validated first and the password hashed off the event loop.
+    /// Creates a user (as the operator, from the CLI).
     public func createUser(email: String, password: String?, name: String? = nil, profile: [String: JSONValue] = [:],
                            emailVerified: Bool = true) async throws -> User {
-        let email = MailAddress.normalise(email)
-        guard MailAddress.isPlausible(email) else { throw ConfigurationError("'\(email)' is not an email address") }
-        if let password, let violation = PasswordPolicy().check(password, email: email) {
-            throw ConfigurationError(PasswordPolicy.explanation(violation, policy: PasswordPolicy()))
-        }
-        var profile = profile
-        if let name { profile["name"] = .string(name) }
-        try ScopeCatalogue.validate(profile: profile)
-        let now = clock.now()
-        let hash: String? = if let password { try await passwords.hash(password) } else { nil }
-        let user = User(id: UUID().uuidString.lowercased(), email: email, emailVerified: emailVerified, passwordHash: hash,
-                        profile: profile, createdAt: now, updatedAt: now)
-        try await store.insert(user)
-        await audit.record(.accountCreated, actor: .admin, userID: user.id, email: user.email)
-        return user
+        try await userAdministration.create(email: email, password: password, name: name, profile: profile,
+                                            emailVerified: emailVerified, by: .operator)
     }
 
-    /// Merges `changes` into a user's profile (a JSON null removes a claim); the result is
-    /// validated as a whole and written at once, so a bad value changes nothing.
+    /// Merges `changes` into a user's profile (as the operator, from the CLI).
     public func updateProfile(email: String, changes: [String: JSONValue]) async throws -> User {
-        guard var user = try await store.user(email: email) else { throw StoreError.notFound("user \(email)") }
-        for (name, value) in changes {
-            user.profile[name] = value == .null ? nil : value
-        }
-        try ScopeCatalogue.validate(profile: user.profile)
-        user.updatedAt = clock.now()
-        try await store.updateProfile(userID: user.id, profile: user.profile, now: user.updatedAt)
-        await audit.record(.userChanged, actor: .admin, userID: user.id, email: user.email,
-                           detail: "profile: " + changes.keys.sorted().joined(separator: ", "))
-        return user
+        try await userAdministration.update(email, profile: changes, ifVersion: nil, by: .operator)
+    }
+
+    /// Makes the next signing key current (every node signs with it within seconds); returns its kid.
+    public func rotateKeys(by admin: Administrator) async throws -> String {
+        let kid = try await keys.rotate()
+        await audit.record(.keysRotated, actor: .admin, detail: "\(kid) made current by \(admin.description)")
+        return kid
     }
 
     /// How the user can sign in: `password`, `email` (codes and links, for a verified address)
@@ -390,8 +249,8 @@ public final class Provider: Sendable {
     }
 
     /// Deletes a user, revoking the upstream tokens the account holds first (Apple requires it).
-    public func deleteUser(_ user: User) async throws {
-        try await federation.deleteUser(user, by: .admin)
+    public func deleteUser(_ user: User, by admin: Administrator = .operator) async throws {
+        try await federation.deleteUser(user, by: .admin, detail: "by \(admin.description)")
     }
 }
 

@@ -129,7 +129,8 @@ enum Demo {
 }
 
 struct Clients: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Manage clients.", subcommands: [Add.self])
+    static let configuration = CommandConfiguration(
+        abstract: "Manage clients.", subcommands: [Add.self, List.self, Show.self, Update.self, RotateSecret.self, Delete.self])
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Register a client.")
@@ -208,29 +209,25 @@ struct Clients: AsyncParsableCommand {
                 }
             } catch let error as ConfigurationError { fail(error) } catch let error as DatabaseUnavailable { fail(error) } catch let error as StoreError { fail(error) } catch let error as JOSEError {
                 fail(error)
-            }
+            } catch let error as AdminError { fail(error) }
         }
     }
 }
 
 struct Users: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Manage users.", subcommands: [Add.self, Update.self, Show.self, Delete.self])
+    static let configuration = CommandConfiguration(
+        abstract: "Manage users.",
+        subcommands: [Add.self, List.self, Show.self, Update.self, Disable.self, Enable.self, SignOut.self, Delete.self])
 
     struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Delete a user: their sessions and tokens end, and upstream tokens (Apple's) are revoked first.")
 
-        @OptionGroup var storage: StorageOptions
-        @Argument(help: "The user's email address.") var email: String
+        @OptionGroup var action: Action
 
         func run() async throws {
-            try await Users.run {
-                try await withProvider(storage.flags) { provider in
-                    guard let user = try await provider.store.user(email: email) else { throw StoreError.notFound("user \(email)") }
-                    try await provider.deleteUser(user)
-                    print("user \(user.id) <\(user.email)> deleted")
-                }
-            }
+            try await action.target.perform(AdminCall(.delete, "/users/\(action.user)"))
+            if !action.target.json { print("user \(action.user) deleted") }
         }
     }
 
@@ -263,7 +260,7 @@ struct Users: AsyncParsableCommand {
     static func run(_ body: () async throws -> Void) async throws {
         do { try await body() } catch let error as ConfigurationError { fail(error) } catch let error as DatabaseUnavailable { fail(error) } catch let error as StoreError { fail(error) } catch let error as ClaimValidationError {
             fail(error)
-        }
+        } catch let error as AdminError { fail(error) }
     }
 
     struct Add: AsyncParsableCommand {
@@ -296,37 +293,53 @@ struct Users: AsyncParsableCommand {
 
     struct Update: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Change a user's profile claims.",
-            discussion: "The file's claims are merged into the profile; a claim set to null is removed. Nothing is written if any value is invalid.")
+            abstract: "Change a user's profile claims, roles, password or address verification.",
+            discussion: "The file's claims are merged into the profile; a claim set to null is removed. Nothing is written if any value is invalid, or if someone changed the user since it was read.")
 
-        @OptionGroup var storage: StorageOptions
-        @Argument(help: "The user's email address.") var email: String
-        @Option(help: "A JSON file of profile claims.") var profile: String
-        @Flag(help: "Print the user as JSON.") var json = false
+        @OptionGroup var action: Action
+        @Option(help: "A JSON file of profile claims.") var profile: String?
+        @Option(help: "A role the user holds (repeatable; replaces the roles): admin opens the admin console and API.") var role: [String] = []
+        @Flag(help: "Take every role away.") var noRoles = false
+        @Flag(help: "Read a new password from standard input (first line).") var passwordStdin = false
+        @Flag(help: "Remove the password: the user signs in by email code or link, or an upstream provider.") var clearPassword = false
+        @Flag(help: "Mark the email address verified.") var verifyEmail = false
 
         func run() async throws {
-            try await Users.run {
-                let changes = try Users.profile(profile)
-                let user = try await withProvider(storage.flags) { try await $0.updateProfile(email: email, changes: changes) }
-                try Users.printUser(user, json: json)
+            let target = action.target, user = action.user
+            var password: String?
+            if passwordStdin {
+                guard let line = readLine(strippingNewline: true), !line.isEmpty else { fail(ConfigurationError("no password on standard input")) }
+                password = line
             }
+            var body: [String: JSONValue] = [:]
+            do { if profile != nil { body["profile"] = .object(try Users.profile(profile)) } } catch let error as ConfigurationError { fail(error) }
+            if noRoles || !role.isEmpty { body["roles"] = .array(role.map(JSONValue.string)) }
+            guard !body.isEmpty || password != nil || clearPassword || verifyEmail else {
+                fail(ConfigurationError("nothing to change: give --profile, --role, --password-stdin, --clear-password or --verify-email"))
+            }
+            var result: AdminResult?
+            if !body.isEmpty {
+                let current = try await target.perform(AdminCall(.get, "/users/\(user)"))
+                result = try await target.perform(AdminCall(.patch, "/users/\(user)", body: body, ifMatch: current.version))
+            }
+            if let password {
+                result = try await target.perform(AdminCall(.put, "/users/\(user)/password", body: ["password": .string(password)]))
+            } else if clearPassword {
+                result = try await target.perform(AdminCall(.delete, "/users/\(user)/password"))
+            }
+            if verifyEmail { result = try await target.perform(AdminCall(.post, "/users/\(user)/verify-email")) }
+            if let result { try target.print(result, table: Users.describe) }
         }
     }
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show a user and their claims.")
+        static let configuration = CommandConfiguration(
+            abstract: "Show a user: profile, roles, linked identities, sessions, consents and the last sign-in.")
 
-        @OptionGroup var storage: StorageOptions
-        @Argument(help: "The user's email address.") var email: String
-        @Flag(help: "Print the user as JSON.") var json = false
+        @OptionGroup var action: Action
 
         func run() async throws {
-            try await Users.run {
-                guard let user = try await withProvider(storage.flags, { try await $0.store.user(email: email) }) else {
-                    throw StoreError.notFound("user \(email)")
-                }
-                try Users.printUser(user, json: json)
-            }
+            try action.target.print(try await action.target.perform(AdminCall(.get, "/users/\(action.user)")), table: Users.describe)
         }
     }
 }
@@ -378,7 +391,7 @@ struct AuditCommand: AsyncParsableCommand {
 }
 
 struct Keys: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Manage signing keys.", subcommands: [Rotate.self])
+    static let configuration = CommandConfiguration(abstract: "Manage signing keys.", subcommands: [List.self, Rotate.self])
 
     struct Rotate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -393,7 +406,7 @@ struct Keys: AsyncParsableCommand {
             var flags = storage.flags
             flags["signing-algorithm"] = signingAlgorithm
             do {
-                let kid = try await withProvider(flags) { try await $0.keys.rotate() }
+                let kid = try await withProvider(flags) { try await $0.rotateKeys(by: .operator) }
                 print("current signing key is now \(kid)")
             } catch let error as ConfigurationError { fail(error) } catch let error as DatabaseUnavailable { fail(error) } catch let error as StoreError { fail(error) }
         }

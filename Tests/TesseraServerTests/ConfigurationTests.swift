@@ -86,7 +86,7 @@ struct ConfigurationTests {
 struct RegistrationTests {
     @Test("generated client ids are 22 base64url characters that a command line can't take for an option")
     func generatedClientIDs() {
-        let ids = (0..<2000).map { _ in Provider.newClientID() }
+        let ids = (0..<2000).map { _ in ClientAdministration.newClientID() }
         #expect(ids.allSatisfy { $0.count == 22 && ($0.first!.isLetter || $0.first!.isNumber) })
         #expect(Set(ids).count == ids.count)
         #expect(ids.contains { $0.contains("-") || $0.contains("_") }, "the rest of the id is still base64url")

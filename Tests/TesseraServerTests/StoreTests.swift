@@ -182,6 +182,55 @@ struct StoreTests {
         }
     }
 
+    @Test("a change made with the version read wins once: of ten concurrent updates of a user or a client, one is written",
+          arguments: TestBackend.available)
+    func versionedUpdates(on backend: TestBackend) async throws {
+        try await withProvider(on: backend) { provider async throws in
+            let (client, user) = try await prepare(provider)
+            let store = provider.store, version = user.version
+            let written = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for n in 0..<10 {
+                    group.addTask {
+                        try await store.updateAccount(userID: user.id, profile: ["nickname": .string("n\(n)")], roles: [], now: 2000,
+                                                      ifVersion: version)
+                    }
+                }
+                return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+            }
+            #expect(written == 1)
+            #expect(try await store.user(id: user.id)?.version == version + 1)
+            var change = try #require(try await store.currentClient(id: client.id))
+            change.name = "Renamed"
+            let renamed = change, clientVersion = change.version
+            let clientWrites = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<10 { group.addTask { try await store.update(renamed, ifVersion: clientVersion) } }
+                return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+            }
+            #expect(clientWrites == 1)
+            #expect(try await store.client(id: client.id)?.name == "Renamed")
+            #expect(try await store.client(id: client.id)?.version == clientVersion + 1)
+        }
+    }
+
+    @Test("users are searched by address, profile value or id, literally, and paged by address", arguments: TestBackend.available)
+    func userSearch(on backend: TestBackend) async throws {
+        try await withProvider(on: backend) { provider async throws in
+            let store = provider.store
+            for (email, name) in [("b@example.com", "Boris 100%"), ("a@example.com", "Anna Pavlova"), ("c@example.com", "Carl_X")] {
+                _ = try await provider.createUser(email: email, password: nil, name: name)
+            }
+            #expect(try await store.users(matching: nil, after: nil, limit: 10).map(\.email) == ["a@example.com", "b@example.com", "c@example.com"])
+            #expect(try await store.users(matching: nil, after: "a@example.com", limit: 1).map(\.email) == ["b@example.com"])
+            #expect(try await store.users(matching: "PAVLOVA", after: nil, limit: 10).map(\.email) == ["a@example.com"])
+            #expect(try await store.users(matching: "100%", after: nil, limit: 10).map(\.email) == ["b@example.com"])
+            #expect(try await store.users(matching: "%", after: nil, limit: 10).map(\.email) == ["b@example.com"])
+            #expect(try await store.users(matching: "_", after: nil, limit: 10).map(\.email) == ["c@example.com"])
+            let anna = try #require(try await store.user(email: "a@example.com"))
+            #expect(try await store.users(matching: anna.id, after: nil, limit: 10).map(\.email) == ["a@example.com"])
+            #expect(try await store.users(matching: "nobody", after: nil, limit: 10).isEmpty)
+        }
+    }
+
     @Test("a code redeemed concurrently: one grant, the others replays that revoke it", arguments: TestBackend.available)
     func concurrentCodeRedemption(on backend: TestBackend) async throws {
         try await withProvider(on: backend) { provider async throws in

@@ -60,8 +60,9 @@ class Mail:
         return part.get_content() if part is not None else ""
 
     def code(self, length: int = 8) -> str | None:
-        """The one-time code: the only run of exactly `length` digits in the text part."""
-        found = re.findall(rf"(?<!\d)(\d{{{length}}})(?!\d)", self.text)
+        """The one-time code: the only word of exactly `length` digits in the text part (digits
+        inside a word, as in a random address like `x-dd85205967a4@example.com`, are not one)."""
+        found = re.findall(rf"(?<![0-9A-Za-z])(\d{{{length}}})(?![0-9A-Za-z])", self.text)
         return found[0] if len(set(found)) == 1 else None
 
 

@@ -37,6 +37,8 @@ public enum NativeAuthEndpoint: String, Sendable, CaseIterable {
 public enum TesseraPath {
     /// `native_authentication_openapi`: the OpenAPI description of the native API.
     public static let nativeAuthOpenAPI = "/openapi/native-auth.json"
+    /// The admin API's OpenAPI document.
+    public static let adminOpenAPI = "/openapi/admin.json"
     /// `email_link_send_endpoint`.
     public static let emailLinkSend = "/emaillink/v1.0/send"
     /// `email_link_complete_endpoint`.

@@ -67,6 +67,19 @@ public final class KeyRing: Sendable {
         decoded.withLock { $0 = live }
     }
 
+    /// Every stored key with its state, and whether the JWKS publishes it (a retired key
+    /// stays published for the grace period): the current key first, then the next, then the
+    /// retired ones, newest first.
+    public func list() async throws -> [SigningKeyInfo] {
+        let now = clock.now()
+        let order: [KeyState: Int] = [.current: 0, .next: 1, .retired: 2]
+        return try await store.signingKeys().map { key in
+            SigningKeyInfo(kid: key.kid, algorithm: key.algorithm, state: key.state, createdAt: key.createdAt,
+                           activatedAt: key.activatedAt, retiredAt: key.retiredAt,
+                           published: key.state != .retired || (key.retiredAt ?? 0) + gracePeriod > now)
+        }.sorted { (order[$0.state] ?? 3, -$0.createdAt) < (order[$1.state] ?? 3, -$1.createdAt) }
+    }
+
     /// Promotes the next key to current and creates a new next key.
     public func rotate() async throws -> String {
         let kid = try await store.rotateKeys(now: clock.now(), generate: makeKey)
@@ -141,4 +154,16 @@ public final class KeyRing: Sendable {
         if let engine = OpenSSLRSASigner.make(for: signingKey, logger: logger) { return signingKey.signing(through: engine) }
         return signingKey
     }
+}
+
+/// A signing key as an administrator sees it: never its private part.
+public struct SigningKeyInfo: Sendable, Equatable {
+    public var kid: String
+    public var algorithm: JWSAlgorithm
+    public var state: KeyState
+    public var createdAt: Int64
+    public var activatedAt: Int64?
+    public var retiredAt: Int64?
+    /// In the JWKS: current, next, or retired within the grace period.
+    public var published: Bool
 }

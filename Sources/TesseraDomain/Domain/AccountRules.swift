@@ -48,9 +48,10 @@ enum AccountRules {
 
     /// Deletes an account: its tokens stop working at once (access tokens are checked
     /// against their grant), then the account and everything hanging on it go.
-    static func deleteAccount(_ userID: String, now: Int64, by actor: AuditEvent.Actor, in tx: any TransactionStores) async throws {
+    static func deleteAccount(_ userID: String, now: Int64, by actor: AuditEvent.Actor, detail: String? = nil,
+                              in tx: any TransactionStores) async throws {
         let email = try await tx.user(id: userID)?.email
-        try await tx.recordAudit(AuditEvent(.accountDeleted, at: now, actor: actor, userID: userID, email: email))
+        try await tx.recordAudit(AuditEvent(.accountDeleted, at: now, actor: actor, userID: userID, email: email, detail: detail))
         try await signOutEverywhere(userID: userID, now: now, in: tx)
         try await tx.deleteUser(id: userID)
     }

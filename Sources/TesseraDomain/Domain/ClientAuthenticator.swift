@@ -94,7 +94,12 @@ public struct ClientAuthenticator: Sendable {
             _ = ClientSecretHash.verify(secret, against: "sha256$decoy$decoy")
             throw OAuthError.invalidClient(detail: "no secret-holding client \(id)")
         }
-        guard ClientSecretHash.verify(secret, against: stored) else {
+        // During a rotation's grace period the previous secret works too, so that the client's
+        // deployments can change over one at a time.
+        let previous = client.previousSecretHash.flatMap { hash in
+            (client.previousSecretExpiresAt ?? 0) > clock.now() ? hash : nil
+        }
+        guard ClientSecretHash.verify(secret, against: stored) || previous.map({ ClientSecretHash.verify(secret, against: $0) }) == true else {
             throw OAuthError.invalidClient(detail: "wrong secret for \(id)")
         }
         return client

@@ -45,6 +45,11 @@ public struct Client: Sendable, Equatable {
     public var createdAt: Int64
     /// Where email links may send users back, and the apps that open them.
     public var appLinks = ClientAppLinks()
+    /// Counts the client's changes: its ETag, so two administrators never silently overwrite each other.
+    public var version: Int64 = 1
+    /// The secret a rotation replaced, accepted until ``previousSecretExpiresAt``.
+    public var previousSecretHash: String?
+    public var previousSecretExpiresAt: Int64?
 
     public var isPublic: Bool { authMethod == .none }
 
@@ -95,6 +100,16 @@ public struct User: Sendable, Equatable {
     public var profile: [String: JSONValue]
     public var createdAt: Int64
     public var updatedAt: Int64
+    /// Counts the user's changes: its ETag, so two administrators never silently overwrite each other.
+    public var version: Int64 = 1
+    /// Set while an administrator has disabled the account: it cannot sign in and has no tokens.
+    public var disabledAt: Int64?
+    /// What the user may do beyond their own account: `admin` opens the admin console and API.
+    public var roles: Set<String> = []
+
+    public var isDisabled: Bool { disabledAt != nil }
+    public var isAdmin: Bool { roles.contains(User.adminRole) }
+    public static let adminRole = "admin"
 
     package init(id: String, email: String, emailVerified: Bool, passwordHash: String? = nil,
                  profile: [String: JSONValue], createdAt: Int64, updatedAt: Int64) {

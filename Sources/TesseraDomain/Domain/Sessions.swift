@@ -4,12 +4,14 @@ import TesseraCore
 /// the token's hash, so reading the database hands out no session.
 package struct Sessions: Sendable {
     let store: any SessionStore
+    let users: any UserStore
     /// Seconds a session lasts from its sign-in.
     let lifetime: Int64
     let clock: WallClock
 
-    package init(store: any SessionStore, lifetime: Int64, clock: WallClock) {
+    package init(store: any SessionStore, users: any UserStore, lifetime: Int64, clock: WallClock) {
         self.store = store
+        self.users = users
         self.lifetime = lifetime
         self.clock = clock
     }
@@ -22,8 +24,10 @@ package struct Sessions: Sendable {
     /// A new session for a browser that just signed in, and the token the browser keeps.
     /// The session the browser had before (`previousToken`) ends: one browser, one live
     /// session, and a token that leaked before the sign-in is worth nothing after it.
+    /// Throws ``AccountDisabled`` for an account an administrator disabled, whichever way it signed in.
     package func start(userID: String, amr: [String], replacing previousToken: String?) async throws -> (session: BrowserSession, token: String) {
         let now = clock.now()
+        if try await users.user(id: userID)?.isDisabled != false { throw AccountDisabled() }
         if let previousToken, !previousToken.isEmpty {
             try await store.revokeSession(tokenHash: tokenHash(previousToken), now: now)
         }
@@ -38,4 +42,9 @@ package struct Sessions: Sendable {
     package func end(_ session: BrowserSession) async throws {
         try await store.endSession(sid: session.sid, now: clock.now())
     }
+}
+
+/// An administrator disabled the account: no sign-in gives it a session or tokens.
+public struct AccountDisabled: Error, Sendable, Equatable {
+    public init() {}
 }

@@ -156,6 +156,8 @@ package enum FlowFailure: Error, Sendable, Equatable {
     case locked
     /// The password-hashing queue is full: try again in a few seconds.
     case busy
+    /// An administrator disabled the account (said only after the right password or code).
+    case accountDisabled
     /// Too much work of one kind from one network or app.
     case tooMuchWork(WorkLimits.Work, retryAfter: Int64)
     /// A code was sent `ago` seconds ago; another may be sent in `wait`.

@@ -115,6 +115,7 @@ package struct UserGrantTokens: Sendable {
         guard let userID = grant.userID, let user = try await users.user(id: userID) else {
             throw OAuthError.invalidGrant("The user of this grant no longer exists.")
         }
+        guard !user.isDisabled else { throw OAuthError.invalidGrant("The account is disabled.") }
         let subject = issuer.subject(userID: user.id, client: client)
         let access = try issuer.accessToken(subject: subject, clientID: client.id, scope: scope, grantID: grant.id,
                                             authTime: grant.authTime, amr: grant.amr)

@@ -18,6 +18,7 @@ public struct AuditEvent: Sendable, Equatable {
         case accountDeleted = "account_deleted"
         case userChanged = "user_changed"
         case clientChanged = "client_changed"
+        case keysRotated = "keys_rotated"
     }
 
     /// Who acted: the account's owner, an administrator, or the provider itself.

@@ -12,6 +12,8 @@ public protocol SessionStore: Sendable {
     func revokeSession(tokenHash: String, now: Int64) async throws
     /// Ends every browser session of a user (their grants stay: see ``GrantStore/revokeGrants(userID:now:)``).
     func endSessions(userID: String, now: Int64) async throws
+    /// A user's live sessions, the latest sign-in first.
+    func sessions(userID: String, now: Int64) async throws -> [BrowserSession]
 }
 
 /// Pending authorization requests waiting for the user on a hosted page.

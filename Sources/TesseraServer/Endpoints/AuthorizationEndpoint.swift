@@ -235,6 +235,7 @@ extension PasswordSignIn.Failure {
         case .badCredentials: .badCredentials
         case .throttled: .throttled
         case .busy: .busy
+        case .disabled: .accountDisabled
         }
     }
 
@@ -243,6 +244,7 @@ extension PasswordSignIn.Failure {
         case .badCredentials: .unauthorized
         case .throttled: .tooManyRequests
         case .busy: .serviceUnavailable
+        case .disabled: .forbidden
         }
     }
 }

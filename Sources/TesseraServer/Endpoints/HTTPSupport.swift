@@ -174,3 +174,19 @@ func appending(_ parameters: [(String, String)], to uri: String, inFragment: Boo
     if inFragment { return uri + "#" + encoded }
     return uri + (uri.contains("?") ? "&" : "?") + encoded
 }
+
+/// A sign-in on a hosted page (an email link, a code, an upstream provider) found the account
+/// disabled: a page that says so, in both languages, since the error reaches no page of its own.
+extension AccountDisabled: HTTPResponseError {
+    public var status: HTTPResponse.Status { .forbidden }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        let english = PageLanguage.en.text(.accountDisabled), russian = PageLanguage.ru.text(.accountDisabled)
+        let html = """
+            <!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">\
+            <title>Account disabled</title><link rel="stylesheet" href="/assets/tessera.css"></head>\
+            <body><main class="card"><h1>Account disabled</h1><p>\(english)</p><p lang="ru">\(russian)</p></main></body></html>
+            """
+        return Responses.html(html, status: .forbidden)
+    }
+}

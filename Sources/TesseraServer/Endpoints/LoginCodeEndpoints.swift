@@ -130,6 +130,7 @@ struct LoginCodeEndpoints {
         case .tooManyCodes: language.text(.codeThrottled)
         case .tooMuchWork: language.text(.tooManyStarted)
         case .busy: language.text(.busy)
+        case .accountDisabled: language.text(.accountDisabled)
         default: language.text(.codeStartOver)
         }
     }

@@ -182,6 +182,9 @@ enum NativeAuthWire {
         case .locked:
             return NativeAuthError("invalid_grant", "Too many failed attempts. Wait a few minutes, or sign in with a code.",
                                    suberror: "user_locked", errorCodes: [50053])
+        case .accountDisabled:
+            return NativeAuthError("invalid_grant", "The account is disabled. Contact the app's support.", suberror: "user_disabled",
+                                   errorCodes: [50057])
         case .busy:
             return slowDown("temporarily_unavailable", "The server is busy. Try again in a few seconds.", status: 503, retryAfter: 2)
         case .tooMuchWork(let work, let retryAfter):

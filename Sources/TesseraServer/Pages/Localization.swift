@@ -8,7 +8,7 @@ extension PageLanguage {
     }
 
     public enum Key: String, Sendable {
-        case signInTitle, signInTo, email, password, signIn, badCredentials, throttled, busy, tooManyStarted
+        case signInTitle, signInTo, email, password, signIn, badCredentials, throttled, busy, tooManyStarted, accountDisabled
         case consentTitle, consentIntro, consentSignedInAs, allow, deny
         case errorTitle, errorIntro, errorCode, errorDetails
         case logoutTitle, logoutQuestion, logoutConfirm, loggedOutTitle, loggedOut
@@ -32,6 +32,7 @@ extension PageLanguage {
         .throttled: "Too many attempts. Wait a few minutes and try again.",
         .busy: "The server is busy. Try again in a few seconds.",
         .tooManyStarted: "Too many sign-ins were started from your network. Wait a minute and try again.",
+        .accountDisabled: "This account is disabled. Contact the support of the app you are signing in to.",
         .consentTitle: "Allow access?", .consentIntro: "wants to access:", .consentSignedInAs: "Signed in as",
         .allow: "Allow", .deny: "Deny",
         .errorTitle: "This sign-in request can't be completed",
@@ -93,6 +94,7 @@ extension PageLanguage {
         .throttled: "Слишком много попыток. Подождите несколько минут и попробуйте снова.",
         .busy: "Сервер занят. Попробуйте снова через несколько секунд.",
         .tooManyStarted: "Из вашей сети начато слишком много входов. Подождите минуту и попробуйте снова.",
+        .accountDisabled: "Эта учётная запись отключена. Обратитесь в поддержку приложения, в которое вы входите.",
         .consentTitle: "Разрешить доступ?", .consentIntro: "запрашивает доступ к данным:", .consentSignedInAs: "Вы вошли как",
         .allow: "Разрешить", .deny: "Отклонить",
         .errorTitle: "Не удалось выполнить запрос на вход",

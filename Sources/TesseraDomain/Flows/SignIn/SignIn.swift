@@ -66,6 +66,8 @@ package struct SignIn: Sendable {
             throw FlowFailure.locked
         case .failure(.busy):
             throw FlowFailure.busy
+        case .failure(.disabled):
+            throw FlowFailure.accountDisabled
         }
     }
 

@@ -344,7 +344,7 @@ package struct Federation: Sendable {
     }
 
     /// Deletes an account, first revoking the upstream tokens it holds (Apple requires it).
-    package func deleteUser(_ user: User, by actor: AuditEvent.Actor) async throws {
+    package func deleteUser(_ user: User, by actor: AuditEvent.Actor, detail: String? = nil) async throws {
         for identity in try await store.identities(userID: user.id) {
             guard let sealed = identity.refreshToken, let upstream = upstreams[identity.providerID] else { continue }
             do {
@@ -355,7 +355,7 @@ package struct Federation: Sendable {
             }
         }
         let now = clock.now()
-        try await store.transaction { tx in try await AccountRules.deleteAccount(user.id, now: now, by: actor, in: tx) }
+        try await store.transaction { tx in try await AccountRules.deleteAccount(user.id, now: now, by: actor, detail: detail, in: tx) }
         logger.notice("account deleted", metadata: ["user": "\(user.id)"])
     }
 

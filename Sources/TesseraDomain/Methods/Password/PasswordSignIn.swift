@@ -45,6 +45,8 @@ public struct PasswordSignIn: Sendable {
         case throttled
         /// The password hashing queue is full; nothing was counted.
         case busy
+        /// The password was right, but an administrator disabled the account.
+        case disabled
     }
 
     /// Where an attempt comes from: the client address (its throttle key) and, from a
@@ -92,6 +94,12 @@ public struct PasswordSignIn: Sendable {
                                detail: "password")
             Signals.signIn("password", "failure")
             return .failure(.badCredentials)
+        }
+        if user.isDisabled {
+            await audit.record(.signInFailed, userID: user.id, clientID: origin.clientID, email: email, ip: origin.address,
+                               detail: "password: account disabled")
+            Signals.signIn("password", "disabled")
+            return .failure(.disabled)
         }
         Signals.signIn("password", "success")
         await audit.record(.signIn, userID: user.id, clientID: origin.clientID, email: email, ip: origin.address, detail: "password")

@@ -1,0 +1,55 @@
+import TesseraCore
+
+/// Who makes an administrative change: the operator at the server's own database (the CLI
+/// with `--database`), a client holding the `tessera:admin` scope, or a user with the admin
+/// role (the console, or a token of theirs with that scope). Recorded with every change.
+public enum Administrator: Sendable, Equatable {
+    case `operator`
+    case client(String)
+    case user(id: String, email: String)
+
+    /// The scope a token needs for the admin API.
+    public static let scope = "tessera:admin"
+
+    /// How the audit trail names who acted.
+    public var description: String {
+        switch self {
+        case .operator: "the operator"
+        case .client(let id): "client \(id)"
+        case .user(_, let email): email
+        }
+    }
+}
+
+/// Why an administrative request cannot be done, in words an administrator can act on.
+public enum AdminError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No such client, user or key.
+    case notFound(String)
+    /// The resource changed since the caller read it (its version is now `current`).
+    case versionMismatch(current: Int64)
+    /// The request asks for something the rules do not allow.
+    case invalid(String)
+    /// The request conflicts with what exists (an address another account has).
+    case conflict(String)
+
+    public var description: String {
+        switch self {
+        case .notFound(let what): "\(what) was not found"
+        case .versionMismatch(let current):
+            "it was changed by someone else since you read it (it is now version \(current)): read it again and repeat the change"
+        case .invalid(let message), .conflict(let message): message
+        }
+    }
+}
+
+/// One page of a listing, and where the next one starts (nil on the last page).
+public struct Page<Item: Sendable, Cursor: Sendable>: Sendable {
+    public var items: [Item]
+    public var next: Cursor?
+
+    /// The page from `limit + 1` rows read: the extra row only says there is more.
+    init(reading rows: [Item], limit: Int, cursor: (Item) -> Cursor) {
+        items = Array(rows.prefix(limit))
+        next = rows.count > limit ? items.last.map(cursor) : nil
+    }
+}

@@ -1,0 +1,409 @@
+import ArgumentParser
+import Foundation
+import HTTPTypes
+import TesseraAuthCore
+import TesseraCore
+import TesseraDomain
+import TesseraServer
+
+/// Where an admin command acts: a running server, through its admin API (`--server`), or the
+/// database directly (`--database`, as `serve` would open it). Both run the same operations
+/// (``AdminAPI``), so they answer alike.
+struct AdminTarget: ParsableArguments {
+    @Option(help: ArgumentHelp("A running server's URL (its issuer): act through its admin API.",
+                               discussion: "The client credentials come from TESSERA_ADMIN_CLIENT_ID and TESSERA_ADMIN_CLIENT_SECRET: a client allowed the tessera:admin scope (tessera clients add --grant-type client_credentials --scope tessera:admin)."))
+    var server: String?
+    @OptionGroup var storage: StorageOptions
+    @Flag(help: "Print JSON (the admin API's answer) instead of a table.") var json = false
+
+    static let clientIDVariable = "TESSERA_ADMIN_CLIENT_ID"
+    static let clientSecretVariable = "TESSERA_ADMIN_CLIENT_SECRET"
+
+    func validate() throws {
+        if server != nil && (storage.database != nil || storage.config != nil) {
+            throw ValidationError("give either --server (a running server) or --database/--config (the database), not both")
+        }
+    }
+
+    /// Runs one call; a problem (a 4xx or 5xx answer) ends the command with its detail.
+    @discardableResult
+    func perform(_ call: AdminCall) async throws -> AdminResult {
+        let result: AdminResult
+        do {
+            if let server {
+                result = try await RemoteAdmin(server: server).perform(call)
+            } else {
+                result = try await withProvider(storage.flags) { provider in
+                    AdminResult(await AdminAPI(provider: provider).perform(call, by: .operator))
+                }
+            }
+        } catch let error as ConfigurationError { fail(error) } catch let error as DatabaseUnavailable { fail(error) } catch let error as AdminCommandError {
+            fail(error)
+        }
+        if result.status >= 400 {
+            let detail = result.object?["detail"]?.stringValue ?? "the server answered \(result.status)"
+            FileHandle.standardError.write(Data("tessera: error: \(detail)\n".utf8))
+            // A request the rules refuse is the caller's to fix (2, as for bad options); the rest is 1.
+            Foundation.exit(result.status == 400 ? 2 : 1)
+        }
+        return result
+    }
+
+    /// Prints the answer: its JSON, or `table` for a person.
+    func print(_ result: AdminResult, table: (([String: JSONValue]) -> String)? = nil) throws {
+        if json || table == nil {
+            if let body = result.body { Swift.print(String(decoding: try CanonicalJSON.encode(body), as: UTF8.self)) }
+        } else if let object = result.object, let table {
+            Swift.print(table(object), terminator: "")
+        }
+    }
+}
+
+/// An admin API answer as the CLI reads it, from either target.
+struct AdminResult {
+    var status: Int
+    var body: JSONValue?
+    var version: String?
+
+    init(status: Int, body: JSONValue?, version: String?) {
+        self.status = status
+        self.body = body
+        self.version = version
+    }
+
+    init(_ answer: AdminAnswer) {
+        self.init(status: answer.status.code, body: answer.body, version: answer.version.map { "\"\($0)\"" })
+    }
+
+    var object: [String: JSONValue]? { body?.objectValue }
+}
+
+struct AdminCommandError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The admin API of a running server, with a token from client credentials.
+struct RemoteAdmin {
+    let server: String
+    let transport = AsyncHTTPClientTransport()
+
+    func perform(_ call: AdminCall) async throws -> AdminResult {
+        let environment = ProcessInfo.processInfo.environment
+        guard let id = environment[AdminTarget.clientIDVariable], let secret = environment[AdminTarget.clientSecretVariable] else {
+            throw AdminCommandError("--server needs the admin client's credentials in \(AdminTarget.clientIDVariable) and \(AdminTarget.clientSecretVariable)")
+        }
+        let base = server.hasSuffix("/") ? String(server.dropLast()) : server
+        let token = try await self.token(base: base, clientID: id, secret: secret)
+        var path = call.path.split(separator: "/").map { String($0).addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? "" }
+            .joined(separator: "/")
+        path = "/" + path
+        var components = URLComponents(string: base + "/admin/v1" + path)
+        if !call.query.isEmpty { components?.queryItems = call.query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) } }
+        guard let url = components?.url else { throw AdminCommandError("'\(server)' is not a URL") }
+        var headers = ["Authorization": "Bearer \(token)", "Accept": "application/json"]
+        var body: Data?
+        if let members = call.bodyMembers {
+            headers["Content-Type"] = "application/json"
+            body = try CanonicalJSON.encode(JSONValue.object(members))
+        }
+        if let ifMatch = call.ifMatch { headers["If-Match"] = ifMatch }
+        let response = try await send(HTTPTransportRequest(method: call.method.rawValue, url: url, headers: headers, body: body))
+        let decoded = response.body.isEmpty ? nil : try? JSONDecoder().decode(JSONValue.self, from: response.body)
+        if response.status >= 400 && decoded?.objectValue?["detail"] == nil {
+            throw AdminCommandError("\(url.absoluteString) answered \(response.status): is --server a Tessera server of this version?")
+        }
+        return AdminResult(status: response.status, body: decoded, version: response.headers["etag"])
+    }
+
+    func token(base: String, clientID: String, secret: String) async throws -> String {
+        guard let url = URL(string: base + "/token") else { throw AdminCommandError("'\(server)' is not a URL") }
+        let credentials = Data("\(formEncoded(clientID)):\(formEncoded(secret))".utf8).base64EncodedString()
+        let response = try await send(HTTPTransportRequest(
+            method: "POST", url: url,
+            headers: ["Authorization": "Basic \(credentials)", "Content-Type": "application/x-www-form-urlencoded"],
+            body: Data("grant_type=client_credentials&scope=\(formEncoded(Administrator.scope))".utf8)))
+        let answer = try? JSONDecoder().decode([String: JSONValue].self, from: response.body)
+        guard response.status == 200, let token = answer?["access_token"]?.stringValue else {
+            let reason = answer?["error_description"]?.stringValue ?? answer?["error"]?.stringValue ?? "status \(response.status)"
+            throw AdminCommandError("the server refused the admin client's credentials: \(reason)")
+        }
+        return token
+    }
+
+    func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportResponse {
+        do { return try await transport.send(request) } catch {
+            throw AdminCommandError("cannot reach \(server): \(error)")
+        }
+    }
+
+    func formEncoded(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(["-", ".", "_", "~"])) ?? text
+    }
+}
+
+/// Column text for people: names, then values, padded; a long value is cut with an ellipsis.
+enum Table {
+    static func render(_ header: [String], _ rows: [[String]], maxWidth: Int = 48) -> String {
+        let cut = rows.map { $0.map { $0.count > maxWidth ? String($0.prefix(maxWidth - 1)) + "…" : $0 } }
+        let widths = header.indices.map { column in ([header] + cut).map { $0[column].count }.max() ?? 0 }
+        func line(_ cells: [String]) -> String {
+            zip(cells, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
+                .replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression) + "\n"
+        }
+        return line(header) + cut.map(line).joined()
+    }
+
+    static func time(_ value: JSONValue?) -> String {
+        guard case .int(let seconds)? = value else { return "" }
+        return Date(timeIntervalSince1970: TimeInterval(seconds)).formatted(.iso8601)
+    }
+
+    static func list(_ value: JSONValue?) -> String {
+        value?.arrayValue?.compactMap(\.stringValue).joined(separator: " ") ?? ""
+    }
+
+    /// `name: value` lines for one object's members, in the order given.
+    static func fields(_ object: [String: JSONValue], _ names: [String]) -> String {
+        let width = names.map(\.count).max() ?? 0
+        return names.compactMap { name -> String? in
+            guard let value = object[name], value != .null else { return nil }
+            let text: String = switch value {
+            case .string(let string): string
+            case .array(let items) where items.allSatisfy { $0.stringValue != nil }: items.compactMap(\.stringValue).joined(separator: " ")
+            case .int(let number) where name.hasSuffix("_at"): time(value) + " (\(number))"
+            default: (try? String(decoding: CanonicalJSON.encode(value), as: UTF8.self)) ?? ""
+            }
+            return name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + text
+        }.joined(separator: "\n") + "\n"
+    }
+}
+
+extension JSONValue {
+    var arrayValue: [JSONValue]? { if case .array(let items) = self { items } else { nil } }
+}
+
+// MARK: clients
+
+extension Clients {
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the clients, by name.")
+        @OptionGroup var target: AdminTarget
+        @Option(help: "At most this many (1–200).") var limit = 50
+        @Option(help: "Where to go on: the page token the previous page printed.") var pageToken: String?
+
+        func run() async throws {
+            var query = ["limit": String(limit)]
+            query["page_token"] = pageToken
+            let result = try await target.perform(AdminCall(.get, "/clients", query: query))
+            try target.print(result) { object in
+                let rows = (object["clients"]?.arrayValue ?? []).compactMap(\.objectValue).map { client in
+                    [client["client_id"]?.stringValue ?? "", client["client_name"]?.stringValue ?? "",
+                     client["token_endpoint_auth_method"]?.stringValue ?? "", Table.list(client["grant_types"]),
+                     client["first_party"] == .bool(true) ? "yes" : "no"]
+                }
+                var text = Table.render(["CLIENT ID", "NAME", "AUTHENTICATION", "GRANTS", "FIRST PARTY"], rows)
+                if let next = object["next_page_token"]?.stringValue { text += "more: --page-token \(next)\n" }
+                return text
+            }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show a client (never its secret).")
+        @OptionGroup var target: AdminTarget
+        @Argument(help: "The client id.") var clientID: String
+
+        func run() async throws {
+            try target.print(try await target.perform(AdminCall(.get, "/clients/\(clientID)")), table: Clients.describe)
+        }
+    }
+
+    static func describe(_ client: [String: JSONValue]) -> String {
+        Table.fields(client, ["client_id", "client_name", "client_secret", "token_endpoint_auth_method", "redirect_uris",
+                              "post_logout_redirect_uris", "grant_types", "scope", "first_party", "subject_type", "resource_server",
+                              "link_domains", "ios_apps", "android_apps", "jwks", "created_at", "previous_secret_expires_at", "version"])
+    }
+
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a client's settings.",
+            discussion: "Each option given replaces that setting (a repeatable one: all of its values). The change is made only if nobody changed the client since it was read.")
+        @OptionGroup var target: AdminTarget
+        @Argument(help: "The client id.") var clientID: String
+        @Option(help: "Display name.") var name: String?
+        @Option(help: "A redirect URI (repeatable; replaces them all).") var redirectURI: [String] = []
+        @Option(help: "A post-logout redirect URI (repeatable; replaces them all).") var postLogoutRedirectURI: [String] = []
+        @Option(help: "An allowed scope (repeatable; replaces them all).") var scope: [String] = []
+        @Option(help: "An allowed grant type (repeatable; replaces them all).") var grantType: [String] = []
+        @Option(help: "true or false: a first-party client (no consent page).") var firstParty: Bool?
+        @Option(help: "true or false: an API that may introspect tokens carrying its scopes.") var resourceServer: Bool?
+        @Option(help: "A domain email links may return to (repeatable; replaces them all).") var linkDomain: [String] = []
+        @Option(help: "A JWK Set file: new keys for a private_key_jwt client.") var jwks: String?
+
+        func run() async throws {
+            var body: [String: JSONValue] = [:]
+            body["client_name"] = name.map(JSONValue.string)
+            if !redirectURI.isEmpty { body["redirect_uris"] = .array(redirectURI.map(JSONValue.string)) }
+            if !postLogoutRedirectURI.isEmpty { body["post_logout_redirect_uris"] = .array(postLogoutRedirectURI.map(JSONValue.string)) }
+            if !scope.isEmpty { body["scope"] = .string(scope.joined(separator: " ")) }
+            if !grantType.isEmpty { body["grant_types"] = .array(grantType.map(JSONValue.string)) }
+            body["first_party"] = firstParty.map(JSONValue.bool)
+            body["resource_server"] = resourceServer.map(JSONValue.bool)
+            if !linkDomain.isEmpty { body["link_domains"] = .array(linkDomain.map(JSONValue.string)) }
+            if let jwks {
+                guard let data = FileManager.default.contents(atPath: jwks), let keys = try? JSONDecoder().decode(JSONValue.self, from: data) else {
+                    fail(ConfigurationError("cannot read a JWK Set from \(jwks)"))
+                }
+                body["jwks"] = keys
+            }
+            guard !body.isEmpty else { fail(ConfigurationError("nothing to change: give at least one setting (see --help)")) }
+            let current = try await target.perform(AdminCall(.get, "/clients/\(clientID)"))
+            let result = try await target.perform(AdminCall(.patch, "/clients/\(clientID)", body: body, ifMatch: current.version))
+            try target.print(result, table: Clients.describe)
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete a client: every token issued to it stops working, and consents given to it go.")
+        @OptionGroup var target: AdminTarget
+        @Argument(help: "The client id.") var clientID: String
+
+        func run() async throws {
+            try await target.perform(AdminCall(.delete, "/clients/\(clientID)"))
+            if !target.json { print("client \(clientID) deleted") }
+        }
+    }
+
+    struct RotateSecret: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rotate-secret",
+            abstract: "Give a client a new secret (printed once); the old one works for the grace period.")
+        @OptionGroup var target: AdminTarget
+        @Argument(help: "The client id.") var clientID: String
+        @Option(help: "How long the old secret keeps working, e.g. 1h or 7d (default 0: it stops now; at most 30d).")
+        var gracePeriod: String = "0"
+
+        func run() async throws {
+            let seconds = gracePeriod == "0" ? 0 : (try? Setting.duration(gracePeriod, "--grace-period")) ?? {
+                fail(ConfigurationError("--grace-period must be a duration such as 0, 3600, 1h or 7d, not '\(gracePeriod)'"))
+            }()
+            let result = try await target.perform(AdminCall(.post, "/clients/\(clientID)/secret", body: ["grace_period": .int(seconds)]))
+            try target.print(result) { client in
+                var text = "client_id: \(clientID)\nclient_secret: \(client["client_secret"]?.stringValue ?? "")   (shown once; stored hashed)\n"
+                if let until = client["previous_secret_expires_at"] { text += "the previous secret works until \(Table.time(until))\n" }
+                return text
+            }
+        }
+    }
+}
+
+// MARK: users
+
+extension Users {
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List or search the users, by email address.")
+        @OptionGroup var target: AdminTarget
+        @Option(help: "Part of an address or of a profile value (a name, a phone number), or an id.") var query: String?
+        @Option(help: "At most this many (1–200).") var limit = 50
+        @Option(help: "Where to go on: the page token the previous page printed.") var pageToken: String?
+
+        func run() async throws {
+            var parameters = ["limit": String(limit)]
+            parameters["q"] = query
+            parameters["page_token"] = pageToken
+            let result = try await target.perform(AdminCall(.get, "/users", query: parameters))
+            try target.print(result) { object in
+                let rows = (object["users"]?.arrayValue ?? []).compactMap(\.objectValue).map { user in
+                    [user["id"]?.stringValue ?? "", user["email"]?.stringValue ?? "",
+                     user["profile"]?.objectValue?["name"]?.stringValue ?? "",
+                     user["email_verified"] == .bool(true) ? "yes" : "no", user["disabled"] == .bool(true) ? "disabled" : "",
+                     Table.list(user["roles"])]
+                }
+                var text = Table.render(["ID", "EMAIL", "NAME", "VERIFIED", "STATE", "ROLES"], rows)
+                if let next = object["next_page_token"]?.stringValue { text += "more: --page-token \(next)\n" }
+                return text
+            }
+        }
+    }
+
+    /// The user's page for people: fields, then identities, sessions and consents.
+    static func describe(_ user: [String: JSONValue]) -> String {
+        var text = Table.fields(user, ["id", "email", "email_verified", "has_password", "disabled", "disabled_at", "roles", "created_at",
+                                       "updated_at", "version"])
+        if let profile = user["profile"]?.objectValue, !profile.isEmpty {
+            text += "profile:\n" + Table.fields(profile, profile.keys.sorted()).split(separator: "\n").map { "  " + $0 }.joined(separator: "\n") + "\n"
+        }
+        if let last = user["last_sign_in"]?.objectValue {
+            text += "last sign-in: \(Table.time(last["at"])) \(last["method"]?.stringValue ?? "") from \(last["ip"]?.stringValue ?? "?")\n"
+        }
+        for identity in user["identities"]?.arrayValue?.compactMap(\.objectValue) ?? [] {
+            text += "identity: \(identity["provider"]?.stringValue ?? "") \(identity["subject"]?.stringValue ?? "")\n"
+        }
+        for session in user["sessions"]?.arrayValue?.compactMap(\.objectValue) ?? [] {
+            text += "session: signed in \(Table.time(session["signed_in_at"])) by \(Table.list(session["methods"])), until \(Table.time(session["expires_at"]))\n"
+        }
+        for consent in user["consents"]?.arrayValue?.compactMap(\.objectValue) ?? [] {
+            text += "consent: \(consent["client_name"]?.stringValue ?? "") (\(consent["client_id"]?.stringValue ?? "")): \(consent["scope"]?.stringValue ?? "")\n"
+        }
+        return text
+    }
+
+    /// One user action of the admin API (`disable`, `enable`, `sign-out`), by email or id.
+    struct Action: ParsableArguments {
+        @OptionGroup var target: AdminTarget
+        @Argument(help: "The user's email address or id.") var user: String
+    }
+
+    struct Disable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Disable a user: sessions end, tokens stop working, and no sign-in works until enabled.")
+        @OptionGroup var action: Action
+
+        func run() async throws {
+            let result = try await action.target.perform(AdminCall(.post, "/users/\(action.user)/disable"))
+            try action.target.print(result) { "user \($0["id"]?.stringValue ?? "") <\($0["email"]?.stringValue ?? "")> disabled\n" }
+        }
+    }
+
+    struct Enable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Enable a disabled user again.")
+        @OptionGroup var action: Action
+
+        func run() async throws {
+            let result = try await action.target.perform(AdminCall(.post, "/users/\(action.user)/enable"))
+            try action.target.print(result) { "user \($0["id"]?.stringValue ?? "") <\($0["email"]?.stringValue ?? "")> enabled\n" }
+        }
+    }
+
+    struct SignOut: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "sign-out", abstract: "Sign a user out everywhere: every session ends and every token stops working.")
+        @OptionGroup var action: Action
+
+        func run() async throws {
+            try await action.target.perform(AdminCall(.post, "/users/\(action.user)/sign-out"))
+            if !action.target.json { print("\(action.user) signed out everywhere") }
+        }
+    }
+}
+
+// MARK: keys
+
+extension Keys {
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the signing keys: current, next and retired.")
+        @OptionGroup var target: AdminTarget
+
+        func run() async throws {
+            let result = try await target.perform(AdminCall(.get, "/keys"))
+            try target.print(result) { object in
+                Table.render(["KID", "ALG", "STATUS", "PUBLISHED", "CREATED", "RETIRED"], (object["keys"]?.arrayValue ?? []).compactMap(\.objectValue).map { key in
+                    [key["kid"]?.stringValue ?? "", key["alg"]?.stringValue ?? "", key["status"]?.stringValue ?? "",
+                     key["published"] == .bool(true) ? "yes" : "no", Table.time(key["created_at"]), Table.time(key["retired_at"])]
+                })
+            }
+        }
+    }
+}
