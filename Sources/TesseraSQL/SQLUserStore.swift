@@ -81,6 +81,22 @@ extension SQLStore: UserStore {
         }
     }
 
+    public func saveImported(_ user: User, now: Int64) async throws {
+        let profile = try jsonText(user.profile)
+        do {
+            try await database.withDatabase { db in
+                try await db.raw("""
+                    UPDATE users SET email = \(bind: user.email.lowercased()), email_verified = \(bind: user.emailVerified),
+                        password_hash = \(bind: user.passwordHash), profile = \(bind: profile), disabled_at = \(bind: user.disabledAt),
+                        version = version + 1, updated_at = \(bind: now)
+                    WHERE id = \(bind: user.id)
+                    """).run()
+            }
+        } catch where isUniqueViolation(error) {
+            throw StoreError.duplicate("a user with this email")
+        }
+    }
+
     public func setDisabled(userID: String, at disabledAt: Int64?, now: Int64) async throws {
         try await database.withDatabase { db in
             try await db.raw("""

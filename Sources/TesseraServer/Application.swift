@@ -45,6 +45,7 @@ public func buildRouter(provider: Provider) throws -> Router<TesseraRequestConte
     LoginCodeEndpoints(provider: provider).register(on: router)
     FederationEndpoints(provider: provider).register(on: router)
     AdminAPI(provider: provider).register(on: router)
+    AdminConsole(provider: provider).register(on: router)
     if provider.configuration.dev { DevEndpoints(provider: provider).register(on: router) }
     router.get("/assets/tessera.css") { _, _ in
         Response(status: .ok, headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "public, max-age=3600"],

@@ -57,6 +57,7 @@ public final class Provider: Sendable {
     /// The rules of the admin API, the console and the CLI.
     public let clientAdministration: ClientAdministration
     public let userAdministration: UserAdministration
+    public let userImport: UserImport
 
     /// Opens the database, applies migrations and loads (or creates) the signing keys.
     public static func start(_ configuration: ServerConfiguration, clock: WallClock = .system, logger: Logger) async throws -> Provider {
@@ -136,6 +137,7 @@ public final class Provider: Sendable {
         clients = Clients(store: store)
         clientAdministration = ClientAdministration(store: store, audit: audit, clock: clock)
         userAdministration = UserAdministration(store: store, passwords: passwords, policy: PasswordPolicy(), audit: audit, clock: clock)
+        userImport = UserImport(store: store, audit: audit, clock: clock, logger: logger)
         let refreshGrant = RefreshTokenGrant(grants: store, tokens: userTokens, clock: clock,
                                              reuseInterval: configuration.refreshTokenReuseInterval)
         grants = TokenEndpointGrants([

@@ -179,10 +179,6 @@ enum Table {
     }
 }
 
-extension JSONValue {
-    var arrayValue: [JSONValue]? { if case .array(let items) = self { items } else { nil } }
-}
-
 // MARK: clients
 
 extension Clients {
@@ -404,6 +400,92 @@ extension Keys {
                      key["published"] == .bool(true) ? "yes" : "no", Table.time(key["created_at"]), Table.time(key["retired_at"])]
                 })
             }
+        }
+    }
+}
+
+extension Users {
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Import users from a Firebase Auth export, JSON Lines or CSV; they keep their passwords.",
+            discussion: """
+                A Firebase export (firebase auth:export users.json --format=json) needs the project's password hash \
+                parameters (--hash-config: a file with the hash_config block the Firebase console shows, or its JSON). \
+                JSON Lines and CSV take email, id, email_verified, password_hash (bcrypt, argon2, scrypt, PBKDF2 in \
+                PHC form), name, created_at, disabled and profile claims. A user is found by id, then by address, and \
+                updated, or else created: importing again changes nothing twice. Rows that can't be imported are listed \
+                (never with their hash) and the others go on. Passwords are checked against the imported hash at the \
+                first sign-in, then hashed again by Tessera. See docs/admin.md.
+                """)
+
+        @OptionGroup var target: AdminTarget
+        @Argument(help: "The file to import.") var file: String
+        @Option(help: "firebase, jsonl or csv (default: from the file's name and content).") var format: String?
+        @Option(help: "Firebase: the project's hash parameters (base64_signer_key, base64_salt_separator, rounds, mem_cost).")
+        var hashConfig: String?
+        @Option(help: "Users written per transaction.") var batchSize = UserImport.defaultBatchSize
+
+        func run() async throws {
+            guard let data = FileManager.default.contents(atPath: file) else { fail(ConfigurationError("cannot read \(file)")) }
+            let text = String(decoding: data, as: UTF8.self)
+            let chosen: UserImportFile.Format
+            if let format {
+                guard let parsed = UserImportFile.Format(rawValue: format) else {
+                    fail(ConfigurationError("--format must be firebase, jsonl or csv, not '\(format)'"))
+                }
+                chosen = parsed
+            } else {
+                chosen = UserImportFile.guess(path: file, text: text)
+            }
+            var configText: String?
+            if let hashConfig {
+                guard let config = FileManager.default.contents(atPath: hashConfig) else { fail(ConfigurationError("cannot read \(hashConfig)")) }
+                configText = String(decoding: config, as: UTF8.self)
+            }
+            let report: [String: JSONValue]
+            if target.server != nil {
+                var body: [String: JSONValue] = ["format": .string(chosen.rawValue), "data": .string(text), "batch_size": .int(Int64(batchSize))]
+                body["hash_config"] = configText.map(JSONValue.string)
+                FileHandle.standardError.write(Data("sending \(data.count) bytes to \(target.server ?? "")…\n".utf8))
+                report = try await target.perform(AdminCall(.post, "/users/import", body: body)).object ?? [:]
+            } else {
+                report = try await importHere(text, format: chosen, configText: configText)
+            }
+            if target.json {
+                print(String(decoding: try CanonicalJSON.encode(JSONValue.object(report)), as: UTF8.self))
+            } else {
+                for failure in report["failures"]?.arrayValue?.compactMap(\.objectValue) ?? [] {
+                    let line = failure["line"].map { "\($0.intValue ?? 0)" } ?? "?"
+                    let reference = failure["reference"]?.stringValue.map { $0.isEmpty ? "" : " (\($0))" } ?? ""
+                    FileHandle.standardError.write(Data("refused: \(chosen == .firebase ? "user" : "line") \(line)\(reference): \(failure["reason"]?.stringValue ?? "")\n".utf8))
+                }
+                print("imported: \(report["created"]?.intValue ?? 0) created, \(report["updated"]?.intValue ?? 0) updated, \(report["refused"]?.intValue ?? 0) refused")
+            }
+            if (report["refused"]?.intValue ?? 0) > 0 { Foundation.exit(1) }
+        }
+
+        /// On the database, with progress on a terminal.
+        func importHere(_ text: String, format: UserImportFile.Format, configText: String?) async throws -> [String: JSONValue] {
+            do {
+                let config = try configText.map { try FirebaseHashConfig(parsing: $0) }
+                let rows = try UserImportFile.rows(text, format: format, hashConfig: config)
+                let terminal = isatty(STDERR_FILENO) == 1, total = rows.count
+                let report = try await withProvider(target.storage.flags) { provider in
+                    try await provider.userImport.run(rows, batchSize: batchSize, by: .operator) { done in
+                        if terminal { FileHandle.standardError.write(Data("\rimporting: \(done)/\(total)".utf8)) }
+                    }
+                }
+                if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
+                return [
+                    "created": .int(Int64(report.created)), "updated": .int(Int64(report.updated)), "refused": .int(Int64(report.failures.count)),
+                    "failures": .array(report.failures.map { .object(["line": .int(Int64($0.line)), "reference": .string($0.reference),
+                                                                      "reason": .string($0.reason)]) }),
+                ]
+            } catch let error as ImportedHashError {
+                fail(ConfigurationError("--hash-config: \(error.message)"))
+            } catch let error as UserImportFile.ImportFileError {
+                fail(ConfigurationError("\(file): \(error.description)"))
+            } catch let error as ConfigurationError { fail(error) } catch let error as DatabaseUnavailable { fail(error) }
         }
     }
 }

@@ -217,7 +217,7 @@ struct Clients: AsyncParsableCommand {
 struct Users: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Manage users.",
-        subcommands: [Add.self, List.self, Show.self, Update.self, Disable.self, Enable.self, SignOut.self, Delete.self])
+        subcommands: [Add.self, List.self, Show.self, Update.self, Disable.self, Enable.self, SignOut.self, Delete.self, Import.self])
 
     struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -399,16 +399,26 @@ struct Keys: AsyncParsableCommand {
             discussion: "The previous key stays in the JWKS for the grace period, so tokens it signed keep verifying. "
                 + "Running servers pick the change up within seconds.")
 
-        @OptionGroup var storage: StorageOptions
-        @Option(help: "Signing algorithm of the new next key: RS256, ES256 or EdDSA.") var signingAlgorithm: String?
+        @OptionGroup var target: AdminTarget
+        @Option(help: "Signing algorithm of the new next key: RS256, ES256 or EdDSA (on the database; a server uses its own setting).")
+        var signingAlgorithm: String?
 
         func run() async throws {
-            var flags = storage.flags
-            flags["signing-algorithm"] = signingAlgorithm
-            do {
-                let kid = try await withProvider(flags) { try await $0.rotateKeys(by: .operator) }
-                print("current signing key is now \(kid)")
-            } catch let error as ConfigurationError { fail(error) } catch let error as DatabaseUnavailable { fail(error) } catch let error as StoreError { fail(error) }
+            var call = AdminCall(.post, "/keys/rotate")
+            if let signingAlgorithm {
+                guard target.server == nil else {
+                    fail(ConfigurationError("--signing-algorithm works on the database; a running server makes keys with its own signing-algorithm setting"))
+                }
+                var flags = target.storage.flags
+                flags["signing-algorithm"] = signingAlgorithm
+                do {
+                    let kid = try await withProvider(flags) { try await $0.rotateKeys(by: .operator) }
+                    call = AdminCall(.get, "/keys")
+                    if !target.json { print("current signing key is now \(kid)"); return }
+                } catch let error as ConfigurationError { fail(error) } catch let error as DatabaseUnavailable { fail(error) } catch let error as StoreError { fail(error) }
+            }
+            let result = try await target.perform(call)
+            try target.print(result) { "current signing key is now \($0["current"]?.stringValue ?? $0["keys"]?.arrayValue?.first?.objectValue?["kid"]?.stringValue ?? "")\n" }
         }
     }
 }

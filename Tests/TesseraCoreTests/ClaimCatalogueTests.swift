@@ -77,4 +77,22 @@ struct ClaimCatalogueTests {
         #expect(throws: OAuthError.self) { try ClaimsRequest(parsing: "[1]") }
         #expect(throws: OAuthError.self) { try ClaimsRequest(parsing: #"{"id_token": "email"}"#) }
     }
+
+    @Test("a real address without a building or settlement is accepted: empty members of a structured claim are dropped")
+    func emptyMembersAreDropped() throws {
+        let address: JSONValue = .object(["full_address": .string("Москва, ул. Тверская, д. 1"), "city": .string("Москва"),
+                                          "street": .string("Тверская"), "house": .string("1"), "building": .string(""),
+                                          "bulk": .string(""), "settlement": .null])
+        let profile = ScopeCatalogue.normalised(profile: ["address_reg": address, "name": .string("Анна"),
+                                                          "work_address": .object(["building": .string("")])])
+        #expect(profile["address_reg"] == .object(["full_address": .string("Москва, ул. Тверская, д. 1"), "city": .string("Москва"),
+                                                   "street": .string("Тверская"), "house": .string("1")]))
+        #expect(profile["work_address"] == nil)
+        #expect(profile["name"] == .string("Анна"))
+        try ScopeCatalogue.validate(profile: profile)
+        // Without normalising, the empty building is refused, naming it.
+        #expect(throws: ClaimValidationError.self) { try ScopeCatalogue.validate(profile: ["address_reg": address]) }
+        // A top-level empty string is still refused: it is a value, not an absent member.
+        #expect(throws: ClaimValidationError.self) { try ScopeCatalogue.validate(profile: ScopeCatalogue.normalised(profile: ["name": .string("")])) }
+    }
 }

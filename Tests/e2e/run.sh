@@ -28,7 +28,7 @@ fi
 
 # --- Python virtual environment ----------------------------------------------
 VENV=.build/e2e-venv
-PACKAGES="authlib requests selenium pytest cryptography aiosmtpd schemathesis"
+PACKAGES="authlib requests selenium pytest cryptography aiosmtpd schemathesis bcrypt argon2-cffi"
 STAMP="$VENV/.e2e-packages"
 if [ ! -x "$VENV/bin/python" ]; then
     mkdir -p .build

@@ -31,9 +31,12 @@ from pathlib import Path
 import pytest
 import requests
 
+from selenium.webdriver.common.by import By
+
 from conftest import SERVER_ENV
+from test_browser import driver, shot, wait_title  # noqa: F401 (driver: the Chromium fixture)
 from e2e_support import (CLI, ROOT, Client, Provider, TesseraServer, User, UserAgent, assert_oauth_error, assert_tokens,
-                         new_database, random_token, unverified_header)
+                         new_database, query_rows, random_token, unverified_header)
 
 ADMIN_DOC = ROOT / "docs" / "admin.openapi.json"
 PASSWORD = "admin-api-password-0123"
@@ -442,6 +445,271 @@ def test_the_cli_changes_and_rotates_a_client(admin):
                                     capture_output=True, text=True, timeout=60,
                                     env={k: v for k, v in os.environ.items() if not k.startswith("TESSERA_ADMIN")})
     assert no_credentials.returncode != 0 and "TESSERA_ADMIN_CLIENT_ID" in no_credentials.stderr, no_credentials.stderr
+
+
+# ---------------------------------------------------------------------------
+# The console, in headless Chromium
+
+
+def console(admin, path: str) -> str:
+    return admin["server"].issuer + path
+
+
+def sign_in_to_console(driver, admin, email: str, password: str) -> None:
+    driver.delete_all_cookies()
+    driver.get(console(admin, "/admin/users"))
+    wait_title(driver, "Sign in to the admin console")
+    driver.find_element(By.NAME, "email").send_keys(email)
+    driver.find_element(By.NAME, "password").send_keys(password)
+    driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+
+
+def test_the_console_needs_the_admin_role(admin, driver, artifacts):
+    driver.get(console(admin, "/admin/users"))
+    wait_title(driver, "Sign in to the admin console")
+    shot(driver, artifacts, "admin-01-sign-in")
+    plain = new_user(admin, "Norma Plain")
+    sign_in_to_console(driver, admin, plain["email"], PASSWORD)
+    wait_title(driver, "Not an administrator")
+    assert plain["email"] in driver.find_element(By.TAG_NAME, "main").text
+    shot(driver, artifacts, "admin-02-not-an-administrator")
+    # A form posted without the console's session does nothing.
+    target = new_user(admin, "Tara Target")
+    refused = requests.post(console(admin, f"/admin/users/{target['id']}/disable"), data={"csrf_token": "x"}, timeout=30)
+    assert refused.status_code == 200 and "Sign in to the admin console" in refused.text
+    assert call(admin, "GET", "/users/" + target["id"]).json()["disabled"] is False
+
+
+def test_an_administrator_manages_users_in_the_console(admin, driver, artifacts):
+    boss = new_user(admin, "Olga Admin", roles=["admin"])
+    target = new_user(admin, "Victor Target")
+    user_agent_tokens(admin, as_user(target), scope="openid email")  # a session and a consent to show
+    sign_in_to_console(driver, admin, boss["email"], PASSWORD)
+    wait_title(driver, "Users")
+    shot(driver, artifacts, "admin-03-users")
+    search = driver.find_element(By.NAME, "q")
+    search.send_keys("Victor Target")
+    driver.find_element(By.CSS_SELECTOR, "form.search button").click()
+    wait_title(driver, "Users")
+    rows = driver.find_elements(By.CSS_SELECTOR, "tbody tr")
+    assert len(rows) == 1 and target["email"] in rows[0].text, [r.text for r in rows]
+    rows[0].find_element(By.TAG_NAME, "a").click()
+    wait_title(driver, target["email"])
+    page = driver.find_element(By.TAG_NAME, "main").text
+    assert "Victor Target" in page and "pwd" in page, page
+    shot(driver, artifacts, "admin-04-user")
+    driver.find_element(By.XPATH, "//button[normalize-space()='Disable']").click()
+    wait_title(driver, target["email"])
+    assert "The user is disabled" in driver.find_element(By.CSS_SELECTOR, ".notice").text
+    assert call(admin, "GET", "/users/" + target["id"]).json()["disabled"] is True
+    shot(driver, artifacts, "admin-05-user-disabled")
+    driver.find_element(By.XPATH, "//button[normalize-space()='Enable']").click()
+    wait_title(driver, target["email"])
+    assert call(admin, "GET", "/users/" + target["id"]).json()["disabled"] is False
+    # Deleting needs the address typed; a wrong one deletes nothing.
+    driver.find_element(By.ID, "confirm").send_keys("someone-else@example.com")
+    driver.find_element(By.CSS_SELECTOR, "button.danger").click()
+    wait_title(driver, target["email"])
+    assert "nothing was deleted" in driver.find_element(By.CSS_SELECTOR, ".alert").text
+    driver.find_element(By.ID, "confirm").send_keys(target["email"])
+    driver.find_element(By.CSS_SELECTOR, "button.danger").click()
+    wait_title(driver, "Users")
+    assert "The user is deleted" in driver.find_element(By.CSS_SELECTOR, ".notice").text
+    assert call(admin, "GET", "/users/" + target["id"]).status_code == 404
+    events = call(admin, "GET", "/audit", params={"user": target["id"]}).json()["events"]
+    assert any(e.get("detail") == f"disabled by {boss['email']}" for e in events), events
+
+
+def test_an_administrator_manages_clients_keys_and_reads_the_audit_log(admin, driver, artifacts):
+    boss = new_user(admin, "Ivan Admin", roles=["admin"])
+    made = call(admin, "POST", "/clients", json={"client_name": "Console Shop", "redirect_uris": ["https://shop.example.com/cb"],
+                                                 "scope": "openid email"}).json()
+    sign_in_to_console(driver, admin, boss["email"], PASSWORD)
+    wait_title(driver, "Users")
+    driver.get(console(admin, "/admin/clients"))
+    wait_title(driver, "Clients")
+    shot(driver, artifacts, "admin-06-clients")
+    driver.get(console(admin, "/admin/clients/" + made["client_id"]))
+    wait_title(driver, "Console Shop")
+    name = driver.find_element(By.ID, "client_name")
+    name.clear()
+    name.send_keys("Console Shop Renamed")
+    uris = driver.find_element(By.ID, "redirect_uris")
+    uris.send_keys("\nhttps://shop.example.com/cb2")
+    driver.find_element(By.XPATH, "//button[normalize-space()='Save']").click()
+    wait_title(driver, "Console Shop Renamed")
+    assert call(admin, "GET", "/clients/" + made["client_id"]).json()["redirect_uris"] == [
+        "https://shop.example.com/cb", "https://shop.example.com/cb2"]
+    shot(driver, artifacts, "admin-07-client")
+    # Someone else changes it meanwhile: this page's form is stale, and is told so.
+    call(admin, "PATCH", "/clients/" + made["client_id"], json={"first_party": True}, headers={"If-Match": "*"})
+    driver.find_element(By.XPATH, "//button[normalize-space()='Save']").click()
+    assert "changed by someone else" in driver.find_element(By.CSS_SELECTOR, ".alert").text
+    driver.find_element(By.ID, "grace_period").send_keys("1 hour")
+    driver.find_element(By.XPATH, "//button[normalize-space()='Rotate the secret']").click()
+    secret = driver.find_element(By.ID, "client-secret").text
+    shot(driver, artifacts, "admin-08-client-secret")
+    # The new secret authenticates the client (revoking an unknown token answers 200 only to a client that did).
+    assert admin["provider"].revoke(Client(made["client_id"], secret, [], made), "not-a-token").status_code == 200
+    assert admin["provider"].revoke(Client(made["client_id"], "wrong-" + secret, [], made), "not-a-token").status_code == 401
+    driver.get(console(admin, "/admin/keys"))
+    wait_title(driver, "Signing keys")
+    shot(driver, artifacts, "admin-09-keys")
+    before = call(admin, "GET", "/keys").json()["keys"]
+    driver.find_element(By.XPATH, "//button[normalize-space()='Rotate the signing keys']").click()
+    wait_title(driver, "Signing keys")
+    assert call(admin, "GET", "/keys").json()["keys"][0]["kid"] == before[1]["kid"]
+    driver.get(console(admin, "/admin/audit?kind=client_changed"))
+    wait_title(driver, "Audit log")
+    rows = driver.find_elements(By.CSS_SELECTOR, "tbody tr")
+    assert rows and all("client_changed" in r.text for r in rows)
+    assert any(f"by {boss['email']}" in r.text for r in rows), [r.text for r in rows]
+    shot(driver, artifacts, "admin-10-audit")
+    driver.get(console(admin, "/admin/users?ui_locales=ru"))
+    wait_title(driver, "Пользователи")
+    assert "Журнал аудита" in driver.find_element(By.TAG_NAME, "nav").text
+    shot(driver, artifacts, "admin-11-users-ru")
+
+
+# ---------------------------------------------------------------------------
+# Moving users in: Firebase exports, PHC hashes
+
+
+FIREBASE_README = {  # github.com/firebase/scrypt's README: the project's parameters and one exported user
+    "signer_key": "jxspr8Ki0RYycVU8zykbdLGjFQ3McFUH0uiiTvC8pVMXAn210wjLNmdZJzxUECKbm0QsEmYUSDzZvpjeJ9WmXA==",
+    "salt_separator": "Bw==", "rounds": 8, "mem_cost": 14,
+    "salt": "42xEC+ixf3L2lw==", "password": "user1password",
+    "hash": "lSrfV15cpx95/sZS2W9c9Kp6i/LVgQNDNC/qzrCnh1SAyZvqmZqAjTdn3aoItz+VHjoZilo78198JAdRuid5lQ==",
+}
+
+
+def firebase_hash(password: str, salt: bytes) -> str:
+    """Firebase's modified scrypt, written here from its description: scrypt(password, salt +
+    separator, N=2^mem_cost, r=rounds, p=1) keys AES-256-CTR (zero counter) over the signer key."""
+    import base64
+    import hashlib
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+    f = FIREBASE_README
+    key = hashlib.scrypt(password.encode(), salt=salt + base64.b64decode(f["salt_separator"]), n=2 ** f["mem_cost"],
+                         r=f["rounds"], p=1, dklen=32, maxmem=64 * 1024 * 1024)
+    encryptor = Cipher(algorithms.AES(key), modes.CTR(b"\0" * 16)).encryptor()
+    return base64.b64encode(encryptor.update(base64.b64decode(f["signer_key"])) + encryptor.finalize()).decode()
+
+
+def signs_in(admin, email: str, password: str):
+    return UserAgent(admin["provider"]).authorize(admin["app"], user=User("", email, password, None), scope="openid")
+
+
+def test_the_firebase_readme_vector_is_what_this_test_computes():
+    import base64
+    assert firebase_hash(FIREBASE_README["password"], base64.b64decode(FIREBASE_README["salt"])) == FIREBASE_README["hash"]
+
+
+def test_a_firebase_export_is_imported_and_its_users_keep_their_passwords(admin, workdir):
+    import base64
+    tag = random_token(4).lower()
+    own_salt = os.urandom(12)
+    export = {"users": [
+        {"localId": f"fbReadme{tag}", "email": f"readme-{tag}@example.com", "emailVerified": True,
+         "passwordHash": FIREBASE_README["hash"], "salt": FIREBASE_README["salt"], "displayName": "Readme User",
+         "createdAt": "1600000000000", "providerUserInfo": [{"providerId": "password", "rawId": f"readme-{tag}@example.com"}]},
+        {"localId": f"fbOwn{tag}", "email": f"own-{tag}@example.com", "emailVerified": False,
+         "passwordHash": firebase_hash("fire-password-2", own_salt), "salt": base64.b64encode(own_salt).decode(),
+         "phoneNumber": "+79123456789", "createdAt": "1650000000000"},
+        {"localId": f"fbPhone{tag}", "phoneNumber": "+79990001122"},
+        {"localId": f"fbBad{tag}", "email": f"bad-{tag}@example.com", "phoneNumber": "call me"},
+        {"localId": f"fbOff{tag}", "email": f"off-{tag}@example.com", "disabled": True},
+    ]}
+    export_file = workdir / f"firebase-{tag}.json"
+    export_file.write_text(json.dumps(export))
+    config = workdir / f"firebase-{tag}.hash-config"
+    config.write_text("hash_config {\n  algorithm: SCRYPT,\n  base64_signer_key: %s,\n  base64_salt_separator: %s,\n"
+                      "  rounds: %d,\n  mem_cost: %d,\n}\n" % (FIREBASE_README["signer_key"], FIREBASE_README["salt_separator"],
+                                                                FIREBASE_README["rounds"], FIREBASE_README["mem_cost"]))
+    done = run_cli(admin, "users", "import", str(export_file), "--hash-config", str(config))
+    assert done.returncode == 1, (done.returncode, done.stdout, done.stderr)  # rows were refused
+    assert "imported: 3 created, 0 updated, 2 refused" in done.stdout, done.stdout
+    assert re.search(rf"refused: user 3 \(fbPhone{tag}\): has no email address", done.stderr), done.stderr
+    assert re.search(rf"refused: user 4 \(fbBad{tag}\): claim 'phone_number' must be a phone number", done.stderr), done.stderr
+    for secret in (FIREBASE_README["hash"], export["users"][1]["passwordHash"], FIREBASE_README["signer_key"][:20]):
+        assert secret not in done.stdout + done.stderr
+
+    # The account keeps Firebase's uid (the `sub` apps stored), its name and creation time.
+    readme = call(admin, "GET", f"/users/fbReadme{tag}").json()
+    assert readme["email"] == f"readme-{tag}@example.com" and readme["profile"]["name"] == "Readme User"
+    assert readme["created_at"] == 1600000000 and readme["has_password"] is True and readme["email_verified"] is True
+    assert call(admin, "GET", f"/users/fbOff{tag}").json()["disabled"] is True
+    assert call(admin, "GET", f"/users/fbOwn{tag}").json()["profile"]["phone_number"] == "+79123456789"
+
+    # The old passwords work; the first sign-in re-hashes them with Tessera's scrypt.
+    assert signs_in(admin, f"readme-{tag}@example.com", "not-the-password").kind == "login"
+    signed_in = signs_in(admin, f"readme-{tag}@example.com", FIREBASE_README["password"])
+    assert signed_in.kind == "redirect", signed_in.describe()
+    tokens = assert_tokens(admin["provider"].redeem(admin["app"], signed_in))
+    assert admin["provider"].verify_id_token(tokens["id_token"], admin["app"])["sub"] == f"fbReadme{tag}"
+    stored = query_rows(admin["database"], "SELECT password_hash FROM users WHERE id = ?", (f"fbReadme{tag}",))[0][0]
+    assert stored.startswith("$scrypt$"), stored[:20]
+    assert signs_in(admin, f"own-{tag}@example.com", "fire-password-2").kind == "redirect"
+
+    # Importing again changes nothing twice, and never replaces a password Tessera now holds.
+    again = run_cli(admin, "users", "import", str(export_file), "--hash-config", str(config), "--json")
+    report = json.loads(again.stdout)
+    assert (report["created"], report["updated"], report["refused"]) == (0, 3, 2), report
+    assert query_rows(admin["database"], "SELECT password_hash FROM users WHERE id = ?", (f"fbReadme{tag}",))[0][0] == stored
+    assert signs_in(admin, f"readme-{tag}@example.com", FIREBASE_README["password"]).kind == "redirect"
+    # Without the project's parameters the password rows are refused, not imported without a password.
+    bare = run_cli(admin, "users", "import", str(export_file), "--json")
+    assert "no hash configuration was given" in json.dumps(json.loads(bare.stdout)["failures"])
+
+
+def test_phc_hashes_from_other_systems_are_imported_through_the_api_and_keep_working(admin):
+    import argon2
+    import base64
+    import bcrypt
+    import hashlib
+
+    tag = random_token(4).lower()
+    salt = os.urandom(16)
+    pbkdf2 = "$pbkdf2-sha256$29000$%s$%s" % (
+        base64.b64encode(salt).decode().rstrip("=").replace("+", "."),
+        base64.b64encode(hashlib.pbkdf2_hmac("sha256", b"pbkdf2-password-3", salt, 29000)).decode().rstrip("=").replace("+", "."))
+    rows = [
+        {"email": f"bc-{tag}@example.com", "password_hash": bcrypt.hashpw(b"bcrypt-password-1", bcrypt.gensalt(rounds=5)).decode(),
+         "name": "Bea Crypt", "email_verified": True},
+        {"email": f"ar-{tag}@example.com", "id": f"argon-{tag}",
+         "password_hash": argon2.PasswordHasher(time_cost=2, memory_cost=1024, parallelism=2).hash("argon2-password-2"),
+         "profile": {"address_reg": {"full_address": "Москва, ул. Тверская, д. 1", "city": "Москва", "street": "Тверская",
+                                     "house": "1", "building": "", "bulk": "", "settlement": ""}}},
+        {"email": f"pb-{tag}@example.com", "password_hash": pbkdf2},
+        {"email": f"md5-{tag}@example.com", "password_hash": "$1$abcdefgh$0123456789abcdefghijkl"},
+        {"email": f"cost-{tag}@example.com", "password_hash": "$2b$20$" + "a" * 53},
+    ]
+    answer = call(admin, "POST", "/users/import", json={"format": "jsonl", "data": "\n".join(json.dumps(r) for r in rows)})
+    conforms(answer, "/admin/v1/users/import", "POST")
+    report = answer.json()
+    assert (report["created"], report["refused"]) == (3, 2), report
+    reasons = {f["line"]: f["reason"] for f in report["failures"]}
+    assert "not in a supported format" in reasons[4] and "bcrypt cost must be 4 to 16" in reasons[5], reasons
+    assert "$1$abcdefgh" not in answer.text and rows[0]["password_hash"] not in answer.text
+    # An address without a building number is accepted; the empty members are dropped.
+    address = call(admin, "GET", f"/users/argon-{tag}").json()["profile"]["address_reg"]
+    assert "building" not in address and address["house"] == "1"
+    for email, password in ((f"bc-{tag}@example.com", "bcrypt-password-1"), (f"ar-{tag}@example.com", "argon2-password-2"),
+                            (f"pb-{tag}@example.com", "pbkdf2-password-3")):
+        assert signs_in(admin, email, password + "x").kind == "login"
+        assert signs_in(admin, email, password).kind == "redirect", email
+    # CSV, through the CLI and the running server.
+    csv_file = admin["cli"].workdir / f"users-{tag}.csv"
+    csv_file.write_text("email,name,password_hash,email_verified\n"
+                        f"csv-{tag}@example.com,\"Csv, Person\",{bcrypt.hashpw(b'csv-password-4', bcrypt.gensalt(rounds=4)).decode()},true\n")
+    done = run_cli(admin, "users", "import", str(csv_file), server=True)
+    assert done.returncode == 0 and "imported: 1 created, 0 updated, 0 refused" in done.stdout, (done.stdout, done.stderr)
+    assert call(admin, "GET", f"/users/csv-{tag}@example.com").json()["profile"]["name"] == "Csv, Person"
+    assert signs_in(admin, f"csv-{tag}@example.com", "csv-password-4").kind == "redirect"
+    # No hash in the server's log.
+    log = admin["server"].log()
+    assert all(r["password_hash"] not in log for r in rows[:3])
 
 
 # ---------------------------------------------------------------------------

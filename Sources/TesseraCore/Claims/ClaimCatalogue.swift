@@ -179,6 +179,17 @@ public enum ScopeCatalogue {
         Set(scopes.compactMap { scopesByName[$0] }.flatMap(\.claims))
     }
 
+    /// A profile with the empty optional members of its structured claims dropped: an address
+    /// without a building or a settlement comes from most sources as `"building": ""`, which
+    /// means "none", not a value to refuse. A structured claim left with no members goes too.
+    public static func normalised(profile: [String: JSONValue]) -> [String: JSONValue] {
+        profile.compactMapValues { value in
+            guard case .object(let members) = value else { return value }
+            let kept = members.filter { _, member in member != .null && member != .string("") }
+            return kept.isEmpty ? nil : .object(kept)
+        }
+    }
+
     /// Checks a profile (claims by name) before it is stored. Managed and unknown claims
     /// and values of the wrong shape are refused, with the claim named.
     public static func validate(profile: [String: JSONValue]) throws(ClaimValidationError) {

@@ -77,7 +77,7 @@ public struct UserAdministration: Sendable {
         guard MailAddress.isPlausible(email) else { throw ConfigurationError("'\(email)' is not an email address") }
         if let password { try check(password, email: email) }
         try Self.check(roles)
-        var profile = profile
+        var profile = ScopeCatalogue.normalised(profile: profile)
         if let name { profile["name"] = .string(name) }
         try ScopeCatalogue.validate(profile: profile)
         let now = clock.now()
@@ -98,7 +98,7 @@ public struct UserAdministration: Sendable {
         var user = try await user(reference)
         if let version, version != user.version { throw AdminError.versionMismatch(current: user.version) }
         for (name, value) in changes {
-            user.profile[name] = value == .null ? nil : value
+            user.profile[name] = value == .null ? nil : ScopeCatalogue.normalised(profile: [name: value])[name]
         }
         try ScopeCatalogue.validate(profile: user.profile)
         if let roles {

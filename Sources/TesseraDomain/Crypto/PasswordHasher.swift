@@ -77,6 +77,13 @@ public final class PasswordHasher: Sendable {
         let current = parameters
         return try await run(priority) { [self] in
             let target = stored ?? decoy
+            if ImportedPasswordHash.recognises(target) {
+                // A hash imported from another system (Firebase, bcrypt, Argon2, PBKDF2): checked
+                // once, then replaced by one of ours. A malformed one (which an import refuses)
+                // matches nothing.
+                let matches = (try? ImportedPasswordHash.verify(password, against: target)) == true
+                return Verification(matches: matches, needsRehash: matches)
+            }
             guard let parsed = Self.parse(target) else { return Verification(matches: false, needsRehash: false) }
             let derived = try Self.derive(password, salt: parsed.salt, parameters: parsed.parameters, length: parsed.hash.count)
             let matches = stored != nil && constantTimeEquals(derived, parsed.hash)

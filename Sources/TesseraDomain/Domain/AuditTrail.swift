@@ -23,4 +23,9 @@ public struct AuditTrail: Sendable {
             logger.error("could not record an audit event", metadata: ["event": "\(kind.rawValue)", "error": "\(error)"])
         }
     }
+
+    /// The events `filter` selects, newest first.
+    public func events(_ filter: AuditFilter, limit: Int) async throws -> [AuditEvent] {
+        try await store.auditEvents(filter, limit: limit)
+    }
 }

@@ -17,6 +17,10 @@ public protocol UserStore: Sendable {
     /// `version`; false when someone changed the user since, or it is gone. Every write to a
     /// user counts a version.
     func updateAccount(userID: String, profile: [String: JSONValue], roles: Set<String>, now: Int64, ifVersion version: Int64) async throws -> Bool
+    /// Writes what an import brings (address, verification, password hash, profile, disabled
+    /// time) over a user, counting a version; throws ``StoreError/duplicate(_:)`` for an
+    /// address another account has.
+    func saveImported(_ user: User, now: Int64) async throws
     /// Disables the account (`at`: when) or enables it again (nil).
     func setDisabled(userID: String, at disabledAt: Int64?, now: Int64) async throws
     /// Users by email address, after `cursor` (an address); `query` matches an id exactly, or

@@ -79,13 +79,8 @@ struct AccountEndpoint {
             return Responses.html(provider.pages.error(language: language, error: OAuthError(.invalidRequest),
                                                        intro: language.text(.sessionExpired)), status: .badRequest)
         }
-        switch try await provider.passwordSignIn.signIn(email: form["email"] ?? "", password: form["password"] ?? "",
-                                                        from: .init(address: context.addressKey, device: provider.deviceCookies.device(in: request))) {
-        case .success(let user):
-            let (_, cookie) = try await BrowserSessions(provider: provider).create(userID: user.id, amr: ["pwd"], replacing: request)
-            var response = Responses.redirect("/account", status: .seeOther)
-            response.setCookie(cookie)
-            response.setCookie(provider.deviceCookies.cookie(for: user.id))
+        switch try await BrowserSessions(provider: provider).signIn(form: form, request: request, context: context, then: "/account") {
+        case .success(let response):
             return response
         case .failure(let failure):
             var response = try await account(request, message: language.text(failure.pageText))

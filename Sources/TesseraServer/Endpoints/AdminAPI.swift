@@ -100,6 +100,7 @@ public struct AdminAPI: Sendable {
         }),
         (.post, "/clients/:id/secret", { api, call, admin in try await api.rotateSecret(call, by: admin) }),
         (.get, "/users", { api, call, _ in try await api.listUsers(call) }),
+        (.post, "/users/import", { api, call, admin in try await api.importUsers(call, by: admin) }),
         (.post, "/users", { api, call, admin in try await api.createUser(call, by: admin) }),
         (.get, "/users/:id", { api, call, _ in try await api.showUser(call.id) }),
         (.patch, "/users/:id", { api, call, admin in try await api.updateUser(call, by: admin) }),
@@ -172,7 +173,7 @@ public struct AdminAPI: Sendable {
                                          ifMatch: request.headers[.ifMatch])
                     call.query = request.queryParameters.values
                     if request.headers[.contentType] != nil || (request.headers[.contentLength].flatMap(Int.init) ?? 0) > 0 {
-                        call.body = try await AdminBody.read(&request)
+                        call.body = try await AdminBody.read(&request, upTo: pattern == "/users/import" ? AdminBody.maxImportSize : AdminBody.maxSize)
                     }
                     return response(await perform(call, by: admin))
                 } catch {
@@ -215,7 +216,7 @@ public struct AdminAPI: Sendable {
         }
         if let userID = validated.grant?.userID {
             // A user's token: the user must hold the role now, not only when it was issued.
-            guard let user = try await provider.store.user(id: userID), user.isAdmin, !user.isDisabled else {
+            guard let user = try? await users.user(id: userID), user.isAdmin, !user.isDisabled else {
                 throw AdminProblem.forbidden("The token's user does not hold the admin role.")
             }
             return .user(id: user.id, email: user.email)
@@ -356,6 +357,32 @@ public struct AdminAPI: Sendable {
         AdminAnswer(AdminWire.user(user), version: user.version)
     }
 
+    /// `{"format": "firebase"|"jsonl"|"csv", "data": "<the file>", "hash_config": … , "batch_size": 500}`.
+    func importUsers(_ call: AdminCall, by admin: Administrator) async throws -> AdminAnswer {
+        let body = try call.requiredBody().only(["format", "data", "hash_config", "batch_size"])
+        guard let format = UserImportFile.Format(rawValue: try body.requiredString("format")) else {
+            throw AdminProblem.badRequest("'format' must be one of \(UserImportFile.Format.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let hashConfig: FirebaseHashConfig?
+        do {
+            switch body.members["hash_config"] {
+            case nil, .null?: hashConfig = nil
+            case .string(let text)?: hashConfig = try FirebaseHashConfig(parsing: text)
+            case let value?: hashConfig = try FirebaseHashConfig(parsing: String(decoding: try CanonicalJSON.encode(value), as: UTF8.self))
+            }
+        } catch let error as ImportedHashError {
+            throw AdminProblem.badRequest("'hash_config': \(error.message)")
+        }
+        let rows: [Result<UserImportRow, UserImportFailure>]
+        do { rows = try UserImportFile.rows(try body.requiredString("data"), format: format, hashConfig: hashConfig) } catch let error as UserImportFile.ImportFileError {
+            throw AdminProblem.badRequest(error.description)
+        }
+        let batch = Int(try body.int("batch_size") ?? Int64(UserImport.defaultBatchSize))
+        guard (1...5000).contains(batch) else { throw AdminProblem.badRequest("'batch_size' must be 1 to 5000") }
+        let report = try await provider.userImport.run(rows, batchSize: batch, by: admin)
+        return AdminAnswer(AdminWire.report(report))
+    }
+
     // MARK: Audit
 
     func audit(_ call: AdminCall) async throws -> AdminAnswer {
@@ -373,7 +400,7 @@ public struct AdminAPI: Sendable {
             guard let value = Int64(since) else { throw AdminProblem.badRequest("'since' must be a time in seconds since 1970") }
             filter.since = value
         }
-        let events = try await provider.store.auditEvents(filter, limit: try limit(call.query["limit"]))
+        let events = try await provider.audit.events(filter, limit: try limit(call.query["limit"]))
         return AdminAnswer(["events": .array(events.map { .object(AdminWire.event($0)) })])
     }
 

@@ -78,16 +78,19 @@ struct AdminBody: Sendable {
     let members: [String: JSONValue]
 
     static let maxSize = 1 << 20
+    /// An import carries the whole file: 64 MiB (a Firebase export of some 100,000 users).
+    static let maxImportSize = 64 << 20
 
-    static func read(_ request: inout Request) async throws -> AdminBody {
+    static func read(_ request: inout Request, upTo limit: Int = maxSize) async throws -> AdminBody {
         let type = request.headers[.contentType]?.lowercased() ?? ""
         guard type.hasPrefix("application/json") || type.hasPrefix("application/merge-patch+json") else {
             throw AdminProblem(status: .unsupportedMediaType, slug: "unsupported-media-type", title: "Send JSON",
                                detail: "The request body must be application/json.")
         }
         let buffer: ByteBuffer
-        do { buffer = try await request.collectBody(upTo: maxSize) } catch {
-            throw AdminProblem(status: .contentTooLarge, slug: "too-large", title: "Too large", detail: "The request body is over 1 MiB.")
+        do { buffer = try await request.collectBody(upTo: limit) } catch {
+            throw AdminProblem(status: .contentTooLarge, slug: "too-large", title: "Too large",
+                               detail: "The request body is over \(limit >> 20) MiB.")
         }
         guard let object = try? JSONDecoder().decode(JSONValue.self, from: Data(buffer: buffer)), case .object(let members) = object else {
             throw AdminProblem.badRequest("the request body must be a JSON object")
@@ -245,6 +248,13 @@ enum AdminWire {
     }
 
     static func strings(_ values: [String]) -> JSONValue { .array(values.map(JSONValue.string)) }
+
+    static func report(_ report: UserImportReport) -> [String: JSONValue] {
+        ["created": .int(Int64(report.created)), "updated": .int(Int64(report.updated)), "refused": .int(Int64(report.failures.count)),
+         "failures": .array(report.failures.map { failure in
+             .object(["line": .int(Int64(failure.line)), "reference": .string(failure.reference), "reason": .string(failure.reason)])
+         })]
+    }
 
     /// A page token: the cursor as base64url JSON (opaque to callers).
     static func pageToken<C: Encodable>(_ cursor: C?) -> JSONValue {

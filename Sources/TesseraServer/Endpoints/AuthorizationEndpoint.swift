@@ -274,6 +274,23 @@ struct BrowserSessions {
         return (session, cookie(token, maxAge: Int(provider.configuration.sessionLifetime)))
     }
 
+    /// A sign-in by a form of the provider's own pages (the account page, the admin console):
+    /// on success a redirect to `destination` setting the session and device cookies.
+    func signIn(form: RequestParameters, request: Request, context: TesseraRequestContext,
+                then destination: String) async throws -> Result<Response, PasswordSignIn.Failure> {
+        let origin = PasswordSignIn.Origin(address: context.addressKey, device: provider.deviceCookies.device(in: request))
+        switch try await provider.passwordSignIn.signIn(email: form["email"] ?? "", password: form["password"] ?? "", from: origin) {
+        case .success(let user):
+            let (_, cookie) = try await create(userID: user.id, amr: ["pwd"], replacing: request)
+            var response = Responses.redirect(destination, status: .seeOther)
+            response.setCookie(cookie)
+            response.setCookie(provider.deviceCookies.cookie(for: user.id))
+            return .success(response)
+        case .failure(let failure):
+            return .failure(failure)
+        }
+    }
+
     func cookie(_ value: String, maxAge: Int) -> Cookie {
         Cookie(name: Self.cookieName, value: value, maxAge: maxAge, path: "/", secure: provider.configuration.secureCookies,
                httpOnly: true, sameSite: .lax)

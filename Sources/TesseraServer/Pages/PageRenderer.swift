@@ -25,13 +25,13 @@ public struct PageRenderer: Sendable {
     }
 
     /// `linkAction`: where "email me a link" posts, when the page offers it.
-    func login(language: PageLanguage, action: String = "/login", clientName: String?, interaction: String?, csrf: String,
+    func login(language: PageLanguage, title: String? = nil, action: String = "/login", clientName: String?, interaction: String?, csrf: String,
                email: String?, message: String?, linkAction: String? = nil, codeAction: String? = nil,
                providers: [LoginProvider] = []) -> String {
         render("login", [
             "providers": providers.map { ["id": $0.id, "type": $0.type, "label": language.text(.continueWith) + " " + $0.name,
                                           "interaction": interaction ?? "", "csrf": csrf] as [String: Any] },
-            "title": language.text(.signInTitle), "signInTo": language.text(.signInTo), "clientName": clientName ?? "",
+            "title": title ?? language.text(.signInTitle), "signInTo": language.text(.signInTo), "clientName": clientName ?? "",
             "action": action, "interaction": interaction ?? "", "csrf": csrf, "email": email ?? "", "message": message ?? "",
             "emailLabel": language.text(.email), "passwordLabel": language.text(.password), "submit": language.text(.signIn),
             "linkAction": linkAction ?? "", "or": language.text(.or), "emailLink": language.text(.emailMeALink),

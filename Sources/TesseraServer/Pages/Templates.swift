@@ -11,6 +11,10 @@ enum Templates {
         "emaillinkconfirm": text(PackageResources.emaillinkconfirm_mustache), "message": text(PackageResources.message_mustache),
         "federationlink": text(PackageResources.federationlink_mustache), "continue": text(PackageResources.continue_mustache),
         "code": text(PackageResources.code_mustache),
+        "adminheader": text(PackageResources.adminheader_mustache), "adminfooter": text(PackageResources.adminfooter_mustache),
+        "adminusers": text(PackageResources.adminusers_mustache), "adminuser": text(PackageResources.adminuser_mustache),
+        "adminclients": text(PackageResources.adminclients_mustache), "adminclient": text(PackageResources.adminclient_mustache),
+        "adminkeys": text(PackageResources.adminkeys_mustache), "adminaudit": text(PackageResources.adminaudit_mustache),
     ]
 
     static let stylesheet = text(PackageResources.tessera_css)
