@@ -424,6 +424,21 @@ extension Users {
         @Option(help: "Firebase: the project's hash parameters (base64_signer_key, base64_salt_separator, rounds, mem_cost).")
         var hashConfig: String?
         @Option(help: "Users written per transaction.") var batchSize = UserImport.defaultBatchSize
+        @Option(help: ArgumentHelp("Firebase: link this provider's identities, FIREBASE_ID=ID (repeatable), e.g. google.com=google.",
+                                   discussion: "ID is the upstream provider's id in this server's configuration; identities of providers not named are not linked."))
+        var provider: [String] = []
+
+        var providerMap: [String: String] {
+            var map: [String: String] = [:]
+            for entry in provider {
+                let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
+                guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+                    fail(ConfigurationError("--provider takes FIREBASE_PROVIDER_ID=PROVIDER_ID (e.g. google.com=google), not '\(entry)'"))
+                }
+                map[parts[0]] = parts[1]
+            }
+            return map
+        }
 
         func run() async throws {
             guard let data = FileManager.default.contents(atPath: file) else { fail(ConfigurationError("cannot read \(file)")) }
@@ -446,6 +461,7 @@ extension Users {
             if target.server != nil {
                 var body: [String: JSONValue] = ["format": .string(chosen.rawValue), "data": .string(text), "batch_size": .int(Int64(batchSize))]
                 body["hash_config"] = configText.map(JSONValue.string)
+                if !providerMap.isEmpty { body["providers"] = .object(providerMap.mapValues(JSONValue.string)) }
                 FileHandle.standardError.write(Data("sending \(data.count) bytes to \(target.server ?? "")…\n".utf8))
                 report = try await target.perform(AdminCall(.post, "/users/import", body: body)).object ?? [:]
             } else {
@@ -468,7 +484,7 @@ extension Users {
         func importHere(_ text: String, format: UserImportFile.Format, configText: String?) async throws -> [String: JSONValue] {
             do {
                 let config = try configText.map { try FirebaseHashConfig(parsing: $0) }
-                let rows = try UserImportFile.rows(text, format: format, hashConfig: config)
+                let rows = try UserImportFile.rows(text, format: format, hashConfig: config, providers: providerMap)
                 let terminal = isatty(STDERR_FILENO) == 1, total = rows.count
                 let report = try await withProvider(target.storage.flags) { provider in
                     try await provider.userImport.run(rows, batchSize: batchSize, by: .operator) { done in

@@ -451,6 +451,17 @@ def test_the_cli_changes_and_rotates_a_client(admin):
 # The console, in headless Chromium
 
 
+def press(driver, button) -> None:
+    """Clicks a form's button and waits for the page it leads to (the old page gone, the new one loaded)."""
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    page = driver.find_element(By.TAG_NAME, "html")
+    button.click()
+    WebDriverWait(driver, 30).until(expected_conditions.staleness_of(page))
+    WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+
 def console(admin, path: str) -> str:
     return admin["server"].issuer + path
 
@@ -461,7 +472,7 @@ def sign_in_to_console(driver, admin, email: str, password: str) -> None:
     wait_title(driver, "Sign in to the admin console")
     driver.find_element(By.NAME, "email").send_keys(email)
     driver.find_element(By.NAME, "password").send_keys(password)
-    driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    press(driver, driver.find_element(By.CSS_SELECTOR, "button[type=submit]"))
 
 
 def test_the_console_needs_the_admin_role(admin, driver, artifacts):
@@ -487,32 +498,43 @@ def test_an_administrator_manages_users_in_the_console(admin, driver, artifacts)
     sign_in_to_console(driver, admin, boss["email"], PASSWORD)
     wait_title(driver, "Users")
     shot(driver, artifacts, "admin-03-users")
+    # A user made from the console can sign in with the password given there.
+    made_email = f"made-{random_token(5).lower()}@example.com"
+    driver.find_element(By.ID, "new_email").send_keys(made_email)
+    driver.find_element(By.ID, "new_name").send_keys("Made In Console")
+    driver.find_element(By.ID, "new_password").send_keys("console-made-password-7")
+    press(driver, driver.find_element(By.XPATH, "//button[normalize-space()='Create']"))
+    wait_title(driver, made_email)
+    assert "The user is created" in driver.find_element(By.CSS_SELECTOR, ".notice").text
+    assert signs_in(admin, made_email, "console-made-password-7").kind == "redirect"
+    driver.get(console(admin, "/admin/users"))
+    wait_title(driver, "Users")
     search = driver.find_element(By.NAME, "q")
     search.send_keys("Victor Target")
-    driver.find_element(By.CSS_SELECTOR, "form.search button").click()
+    press(driver, driver.find_element(By.CSS_SELECTOR, "form.search button"))
     wait_title(driver, "Users")
     rows = driver.find_elements(By.CSS_SELECTOR, "tbody tr")
     assert len(rows) == 1 and target["email"] in rows[0].text, [r.text for r in rows]
-    rows[0].find_element(By.TAG_NAME, "a").click()
+    press(driver, rows[0].find_element(By.TAG_NAME, "a"))
     wait_title(driver, target["email"])
     page = driver.find_element(By.TAG_NAME, "main").text
     assert "Victor Target" in page and "pwd" in page, page
     shot(driver, artifacts, "admin-04-user")
-    driver.find_element(By.XPATH, "//button[normalize-space()='Disable']").click()
+    press(driver, driver.find_element(By.XPATH, "//button[normalize-space()='Disable']"))
     wait_title(driver, target["email"])
     assert "The user is disabled" in driver.find_element(By.CSS_SELECTOR, ".notice").text
     assert call(admin, "GET", "/users/" + target["id"]).json()["disabled"] is True
     shot(driver, artifacts, "admin-05-user-disabled")
-    driver.find_element(By.XPATH, "//button[normalize-space()='Enable']").click()
+    press(driver, driver.find_element(By.XPATH, "//button[normalize-space()='Enable']"))
     wait_title(driver, target["email"])
     assert call(admin, "GET", "/users/" + target["id"]).json()["disabled"] is False
     # Deleting needs the address typed; a wrong one deletes nothing.
     driver.find_element(By.ID, "confirm").send_keys("someone-else@example.com")
-    driver.find_element(By.CSS_SELECTOR, "button.danger").click()
+    press(driver, driver.find_element(By.CSS_SELECTOR, "button.danger"))
     wait_title(driver, target["email"])
     assert "nothing was deleted" in driver.find_element(By.CSS_SELECTOR, ".alert").text
     driver.find_element(By.ID, "confirm").send_keys(target["email"])
-    driver.find_element(By.CSS_SELECTOR, "button.danger").click()
+    press(driver, driver.find_element(By.CSS_SELECTOR, "button.danger"))
     wait_title(driver, "Users")
     assert "The user is deleted" in driver.find_element(By.CSS_SELECTOR, ".notice").text
     assert call(admin, "GET", "/users/" + target["id"]).status_code == 404
@@ -529,6 +551,17 @@ def test_an_administrator_manages_clients_keys_and_reads_the_audit_log(admin, dr
     driver.get(console(admin, "/admin/clients"))
     wait_title(driver, "Clients")
     shot(driver, artifacts, "admin-06-clients")
+    # A service registered from the console: its secret is shown once, and it works.
+    driver.find_element(By.ID, "new_client_name").send_keys("Console Service")
+    driver.find_element(By.ID, "kind").send_keys("Service")
+    scope = driver.find_element(By.ID, "new_scope")
+    scope.clear()
+    scope.send_keys("api")
+    press(driver, driver.find_element(By.XPATH, "//button[normalize-space()='Register']"))
+    wait_title(driver, "Console Service")
+    service_id = driver.find_element(By.XPATH, "//dt[normalize-space()='Client id']/following-sibling::dd[1]").text
+    service = Client(service_id, driver.find_element(By.ID, "client-secret").text, [], {})
+    assert_tokens(admin["provider"].post("token_endpoint", {"grant_type": "client_credentials", "scope": "api"}, client=service))
     driver.get(console(admin, "/admin/clients/" + made["client_id"]))
     wait_title(driver, "Console Shop")
     name = driver.find_element(By.ID, "client_name")
@@ -536,17 +569,17 @@ def test_an_administrator_manages_clients_keys_and_reads_the_audit_log(admin, dr
     name.send_keys("Console Shop Renamed")
     uris = driver.find_element(By.ID, "redirect_uris")
     uris.send_keys("\nhttps://shop.example.com/cb2")
-    driver.find_element(By.XPATH, "//button[normalize-space()='Save']").click()
+    press(driver, driver.find_element(By.XPATH, "//button[normalize-space()='Save']"))
     wait_title(driver, "Console Shop Renamed")
     assert call(admin, "GET", "/clients/" + made["client_id"]).json()["redirect_uris"] == [
         "https://shop.example.com/cb", "https://shop.example.com/cb2"]
     shot(driver, artifacts, "admin-07-client")
     # Someone else changes it meanwhile: this page's form is stale, and is told so.
     call(admin, "PATCH", "/clients/" + made["client_id"], json={"first_party": True}, headers={"If-Match": "*"})
-    driver.find_element(By.XPATH, "//button[normalize-space()='Save']").click()
+    press(driver, driver.find_element(By.XPATH, "//button[normalize-space()='Save']"))
     assert "changed by someone else" in driver.find_element(By.CSS_SELECTOR, ".alert").text
     driver.find_element(By.ID, "grace_period").send_keys("1 hour")
-    driver.find_element(By.XPATH, "//button[normalize-space()='Rotate the secret']").click()
+    press(driver, driver.find_element(By.XPATH, "//button[normalize-space()='Rotate the secret']"))
     secret = driver.find_element(By.ID, "client-secret").text
     shot(driver, artifacts, "admin-08-client-secret")
     # The new secret authenticates the client (revoking an unknown token answers 200 only to a client that did).
@@ -556,7 +589,7 @@ def test_an_administrator_manages_clients_keys_and_reads_the_audit_log(admin, dr
     wait_title(driver, "Signing keys")
     shot(driver, artifacts, "admin-09-keys")
     before = call(admin, "GET", "/keys").json()["keys"]
-    driver.find_element(By.XPATH, "//button[normalize-space()='Rotate the signing keys']").click()
+    press(driver, driver.find_element(By.XPATH, "//button[normalize-space()='Rotate the signing keys']"))
     wait_title(driver, "Signing keys")
     assert call(admin, "GET", "/keys").json()["keys"][0]["kid"] == before[1]["kid"]
     driver.get(console(admin, "/admin/audit?kind=client_changed"))
@@ -616,10 +649,14 @@ def test_a_firebase_export_is_imported_and_its_users_keep_their_passwords(admin,
          "createdAt": "1600000000000", "providerUserInfo": [{"providerId": "password", "rawId": f"readme-{tag}@example.com"}]},
         {"localId": f"fbOwn{tag}", "email": f"own-{tag}@example.com", "emailVerified": False,
          "passwordHash": firebase_hash("fire-password-2", own_salt), "salt": base64.b64encode(own_salt).decode(),
-         "phoneNumber": "+79123456789", "createdAt": "1650000000000"},
+         "phoneNumber": "+79123456789", "createdAt": "1650000000000",
+         "providerUserInfo": [{"providerId": "apple.com", "rawId": f"001234.apple{tag}", "email": f"own-{tag}@privaterelay.appleid.com"},
+                              {"providerId": "google.com", "rawId": f"g{tag}"}]},
         {"localId": f"fbPhone{tag}", "phoneNumber": "+79990001122"},
         {"localId": f"fbBad{tag}", "email": f"bad-{tag}@example.com", "phoneNumber": "call me"},
         {"localId": f"fbOff{tag}", "email": f"off-{tag}@example.com", "disabled": True},
+        {"localId": f"fbDup{tag}", "email": f"dup-{tag}@example.com",
+         "providerUserInfo": [{"providerId": "apple.com", "rawId": f"001234.apple{tag}"}]},
     ]}
     export_file = workdir / f"firebase-{tag}.json"
     export_file.write_text(json.dumps(export))
@@ -627,9 +664,10 @@ def test_a_firebase_export_is_imported_and_its_users_keep_their_passwords(admin,
     config.write_text("hash_config {\n  algorithm: SCRYPT,\n  base64_signer_key: %s,\n  base64_salt_separator: %s,\n"
                       "  rounds: %d,\n  mem_cost: %d,\n}\n" % (FIREBASE_README["signer_key"], FIREBASE_README["salt_separator"],
                                                                 FIREBASE_README["rounds"], FIREBASE_README["mem_cost"]))
-    done = run_cli(admin, "users", "import", str(export_file), "--hash-config", str(config))
+    done = run_cli(admin, "users", "import", str(export_file), "--hash-config", str(config), "--provider", "apple.com=apple")
     assert done.returncode == 1, (done.returncode, done.stdout, done.stderr)  # rows were refused
-    assert "imported: 3 created, 0 updated, 2 refused" in done.stdout, done.stdout
+    assert "imported: 3 created, 0 updated, 3 refused" in done.stdout, done.stdout
+    assert re.search(rf"refused: user 6 \(fbDup{tag}\): the apple identity 001234.apple{tag} is linked to another account", done.stderr), done.stderr
     assert re.search(rf"refused: user 3 \(fbPhone{tag}\): has no email address", done.stderr), done.stderr
     assert re.search(rf"refused: user 4 \(fbBad{tag}\): claim 'phone_number' must be a phone number", done.stderr), done.stderr
     for secret in (FIREBASE_README["hash"], export["users"][1]["passwordHash"], FIREBASE_README["signer_key"][:20]):
@@ -640,7 +678,10 @@ def test_a_firebase_export_is_imported_and_its_users_keep_their_passwords(admin,
     assert readme["email"] == f"readme-{tag}@example.com" and readme["profile"]["name"] == "Readme User"
     assert readme["created_at"] == 1600000000 and readme["has_password"] is True and readme["email_verified"] is True
     assert call(admin, "GET", f"/users/fbOff{tag}").json()["disabled"] is True
-    assert call(admin, "GET", f"/users/fbOwn{tag}").json()["profile"]["phone_number"] == "+79123456789"
+    own = call(admin, "GET", f"/users/fbOwn{tag}").json()
+    assert own["profile"]["phone_number"] == "+79123456789"
+    # Only the providers named are linked.
+    assert [(i["provider"], i["subject"]) for i in own["identities"]] == [("apple", f"001234.apple{tag}")], own["identities"]
 
     # The old passwords work; the first sign-in re-hashes them with Tessera's scrypt.
     assert signs_in(admin, f"readme-{tag}@example.com", "not-the-password").kind == "login"
@@ -653,9 +694,9 @@ def test_a_firebase_export_is_imported_and_its_users_keep_their_passwords(admin,
     assert signs_in(admin, f"own-{tag}@example.com", "fire-password-2").kind == "redirect"
 
     # Importing again changes nothing twice, and never replaces a password Tessera now holds.
-    again = run_cli(admin, "users", "import", str(export_file), "--hash-config", str(config), "--json")
+    again = run_cli(admin, "users", "import", str(export_file), "--hash-config", str(config), "--provider", "apple.com=apple", "--json")
     report = json.loads(again.stdout)
-    assert (report["created"], report["updated"], report["refused"]) == (0, 3, 2), report
+    assert (report["created"], report["updated"], report["refused"]) == (0, 3, 3), report
     assert query_rows(admin["database"], "SELECT password_hash FROM users WHERE id = ?", (f"fbReadme{tag}",))[0][0] == stored
     assert signs_in(admin, f"readme-{tag}@example.com", FIREBASE_README["password"]).kind == "redirect"
     # Without the project's parameters the password rows are refused, not imported without a password.

@@ -16,6 +16,8 @@ public struct UserImportRow: Sendable, Equatable {
     public var profile: [String: JSONValue]
     public var createdAt: Int64?
     public var disabled: Bool
+    /// Upstream identities to link (Firebase's `providerUserInfo`, mapped to this server's providers).
+    public var identities: [ImportedIdentity] = []
 
     public init(line: Int, id: String? = nil, email: String, emailVerified: Bool = false, passwordHash: String? = nil,
                 profile: [String: JSONValue] = [:], createdAt: Int64? = nil, disabled: Bool = false) {
@@ -27,6 +29,19 @@ public struct UserImportRow: Sendable, Equatable {
         self.profile = profile
         self.createdAt = createdAt
         self.disabled = disabled
+    }
+}
+
+/// An upstream identity an imported user had: the provider's id at this server, and the user's id there.
+public struct ImportedIdentity: Sendable, Equatable {
+    public var providerID: String
+    public var subject: String
+    public var email: String?
+
+    public init(providerID: String, subject: String, email: String? = nil) {
+        self.providerID = providerID
+        self.subject = subject
+        self.email = email
     }
 }
 
@@ -131,6 +146,13 @@ public struct UserImport: Sendable {
             return .failed(UserImportFailure(line: row.line, reference: row.id ?? row.email,
                                              reason: "the address \(row.email) belongs to another account (\(byEmail.id))"))
         }
+        let owner = byID?.id ?? byEmail?.id
+        for identity in row.identities {
+            if let linked = try await tx.identity(providerID: identity.providerID, subject: identity.subject), linked.userID != owner {
+                return .failed(UserImportFailure(line: row.line, reference: row.id ?? row.email,
+                                                 reason: "the \(identity.providerID) identity \(identity.subject) is linked to another account (\(linked.userID))"))
+            }
+        }
         if let existing = byID ?? byEmail {
             if let id = row.id, id != existing.id {
                 return .failed(UserImportFailure(line: row.line, reference: id,
@@ -145,6 +167,7 @@ public struct UserImport: Sendable {
             if row.disabled && !existing.isDisabled { user.disabledAt = now }
             user.updatedAt = now
             try await tx.saveImported(user, now: now)
+            try await link(row.identities, to: user.id, now: now, in: tx)
             try await tx.recordAudit(AuditEvent(.userChanged, at: now, actor: .admin, userID: user.id, email: user.email,
                                                 detail: "imported by \(admin.description)"))
             return .updated
@@ -154,9 +177,20 @@ public struct UserImport: Sendable {
         if row.disabled { user.disabledAt = now }
         try await tx.insert(user)
         if row.disabled { try await tx.setDisabled(userID: user.id, at: now, now: now) }
+        try await link(row.identities, to: user.id, now: now, in: tx)
         try await tx.recordAudit(AuditEvent(.accountCreated, at: now, actor: .admin, userID: user.id, email: user.email,
                                             detail: "imported by \(admin.description)"))
         return .created
+    }
+}
+
+extension UserImport {
+    /// Links what is not linked yet; the other provider proved these identities belong to the user.
+    static func link(_ identities: [ImportedIdentity], to userID: String, now: Int64, in tx: any TransactionStores) async throws {
+        for identity in identities where try await tx.identity(providerID: identity.providerID, subject: identity.subject) == nil {
+            _ = try await tx.link(UpstreamIdentity(providerID: identity.providerID, subject: identity.subject, userID: userID,
+                                                   email: identity.email, proven: true, createdAt: now, lastUsedAt: now))
+        }
     }
 }
 

@@ -10,10 +10,12 @@ public enum UserImportFile {
 
     /// The rows of `text` in `format`; a row that can't be imported is a failure naming its
     /// line and why. A file that is not of the format at all throws ``ImportFileError``.
-    public static func rows(_ text: String, format: Format, hashConfig: FirebaseHashConfig? = nil) throws
+    /// `providers` maps Firebase's provider ids (`google.com`, `apple.com`) to this server's
+    /// upstream providers (`google`, `apple`): those identities are linked; others are not.
+    public static func rows(_ text: String, format: Format, hashConfig: FirebaseHashConfig? = nil, providers: [String: String] = [:]) throws
         -> [Result<UserImportRow, UserImportFailure>] {
         switch format {
-        case .firebase: try firebase(text, hashConfig: hashConfig)
+        case .firebase: try firebase(text, hashConfig: hashConfig, providers: providers)
         case .jsonl: jsonLines(text)
         case .csv: try csv(text)
         }
@@ -39,7 +41,8 @@ public enum UserImportFile {
     /// `{"users": [...]}` as `firebase auth:export --format=json` writes it. Passwords need the
     /// project's hash parameters (`hashConfig`); users signed up by phone alone have no address
     /// and are refused (Tessera's accounts are email accounts).
-    static func firebase(_ text: String, hashConfig: FirebaseHashConfig?) throws -> [Result<UserImportRow, UserImportFailure>] {
+    static func firebase(_ text: String, hashConfig: FirebaseHashConfig?, providers: [String: String]) throws
+        -> [Result<UserImportRow, UserImportFailure>] {
         guard let document = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)),
               case .array(let users)? = document.objectValue?["users"] else {
             throw ImportFileError("not a Firebase Auth export: expected a JSON object with a \"users\" array (firebase auth:export users.json)")
@@ -70,10 +73,16 @@ public enum UserImportFile {
                         throw RowProblem("password hash: \(error.message)")
                     }
                 }
-                return try check(UserImportRow(
+                var row = try check(UserImportRow(
                     line: line, id: id, email: email, emailVerified: user["emailVerified"]?.boolValue ?? false, passwordHash: hash,
                     profile: profile, createdAt: milliseconds(user["createdAt"]).map { $0 / 1000 },
                     disabled: user["disabled"]?.boolValue ?? false))
+                for info in user["providerUserInfo"]?.arrayValue?.compactMap(\.objectValue) ?? [] {
+                    guard let firebaseID = info["providerId"]?.stringValue, let providerID = providers[firebaseID],
+                          let subject = info["rawId"]?.stringValue, !subject.isEmpty else { continue }
+                    row.identities.append(ImportedIdentity(providerID: providerID, subject: subject, email: info["email"]?.stringValue))
+                }
+                return row
             }.mapError { UserImportFailure(line: line, reference: id ?? user["email"]?.stringValue ?? "", reason: "\($0)") }
         }
     }

@@ -357,9 +357,16 @@ public struct AdminAPI: Sendable {
         AdminAnswer(AdminWire.user(user), version: user.version)
     }
 
-    /// `{"format": "firebase"|"jsonl"|"csv", "data": "<the file>", "hash_config": … , "batch_size": 500}`.
+    /// `{"format": "firebase"|"jsonl"|"csv", "data": "<the file>", "hash_config": …, "providers": {"google.com": "google"}, "batch_size": 500}`.
     func importUsers(_ call: AdminCall, by admin: Administrator) async throws -> AdminAnswer {
-        let body = try call.requiredBody().only(["format", "data", "hash_config", "batch_size"])
+        let body = try call.requiredBody().only(["format", "data", "hash_config", "batch_size", "providers"])
+        var providers: [String: String] = [:]
+        for (firebaseID, value) in try body.object("providers") ?? [:] {
+            guard let providerID = value.stringValue, !providerID.isEmpty else {
+                throw AdminProblem.badRequest("'providers' maps Firebase provider ids to this server's provider ids, e.g. {\"google.com\": \"google\"}")
+            }
+            providers[firebaseID] = providerID
+        }
         guard let format = UserImportFile.Format(rawValue: try body.requiredString("format")) else {
             throw AdminProblem.badRequest("'format' must be one of \(UserImportFile.Format.allCases.map(\.rawValue).joined(separator: ", "))")
         }
@@ -374,7 +381,7 @@ public struct AdminAPI: Sendable {
             throw AdminProblem.badRequest("'hash_config': \(error.message)")
         }
         let rows: [Result<UserImportRow, UserImportFailure>]
-        do { rows = try UserImportFile.rows(try body.requiredString("data"), format: format, hashConfig: hashConfig) } catch let error as UserImportFile.ImportFileError {
+        do { rows = try UserImportFile.rows(try body.requiredString("data"), format: format, hashConfig: hashConfig, providers: providers) } catch let error as UserImportFile.ImportFileError {
             throw AdminProblem.badRequest(error.description)
         }
         let batch = Int(try body.int("batch_size") ?? Int64(UserImport.defaultBatchSize))

@@ -21,6 +21,8 @@ struct AdminConsole {
         router.get("/admin") { _, _ in Responses.redirect("/admin/users") }
         router.post("/admin/login") { request, context in try await login(request, context) }
         router.get("/admin/users") { request, _ in try await page(request, .users) }
+        router.post("/admin/users/new") { request, _ in try await createUser(request) }
+        router.post("/admin/clients/new") { request, _ in try await createClient(request) }
         router.get("/admin/users/:id") { request, context in try await page(request, .user(try context.parameters.require("id"))) }
         router.post("/admin/users/:id/:action") { request, context in
             try await userAction(request, id: try context.parameters.require("id"), action: try context.parameters.require("action"))
@@ -371,6 +373,40 @@ struct AdminConsole {
             default:
                 return .show(.client(id), "unknown action")
             }
+        }
+    }
+
+    func createUser(_ request: Request) async throws -> Response {
+        try await action(request) { admin, form, _ in
+            var body: [String: JSONValue] = ["email": .string(form["email"] ?? ""), "email_verified": .bool(form["email_verified"] == "true"),
+                                             "roles": .array(form["admin"] == "true" ? [.string(User.adminRole)] : [])]
+            if let password = form["password"], !password.isEmpty { body["password"] = .string(password) }
+            if let name = form["name"]?.trimmingCharacters(in: .whitespaces), !name.isEmpty { body["profile"] = .object(["name": .string(name)]) }
+            let answer = await api.perform(AdminCall(.post, "/users", body: body), by: admin)
+            guard answer.status.code < 400, let id = answer.object?["id"]?.stringValue else { return .show(.users, answer.problemDetail) }
+            return .redirect("/admin/users/\(Self.pathSegment(id))?done=created")
+        }
+    }
+
+    /// Registers a client of one of the three usual kinds; its page then shows the secret, once.
+    func createClient(_ request: Request) async throws -> Response {
+        try await action(request) { admin, form, _ in
+            let uris = (form["redirect_uris"] ?? "").split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty }
+            var body: [String: JSONValue] = ["client_name": .string(form["client_name"] ?? ""), "first_party": .bool(form["first_party"] == "true"),
+                                             "scope": .string(form["scope"] ?? "")]
+            switch form["kind"] {
+            case "native":
+                body["token_endpoint_auth_method"] = .string("none")
+                body["redirect_uris"] = .array(uris.map(JSONValue.string))
+            case "service":
+                body["grant_types"] = .array([.string(GrantType.clientCredentials)])
+            default:
+                body["redirect_uris"] = .array(uris.map(JSONValue.string))
+            }
+            let answer = await api.perform(AdminCall(.post, "/clients", body: body), by: admin)
+            guard answer.status.code < 400, let id = answer.object?["client_id"]?.stringValue else { return .show(.clients, answer.problemDetail) }
+            return .show(.client(id), nil, secret: answer.object?["client_secret"]?.stringValue)
         }
     }
 
