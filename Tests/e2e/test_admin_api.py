@@ -452,14 +452,21 @@ def test_the_cli_changes_and_rotates_a_client(admin):
 
 
 def press(driver, button) -> None:
-    """Clicks a form's button and waits for the page it leads to (the old page gone, the new one loaded)."""
-    from selenium.webdriver.support import expected_conditions
+    """Clicks a form's button and waits for the page it leads to: a new document (without the
+    mark this one gets) that has finished loading."""
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    page = driver.find_element(By.TAG_NAME, "html")
+    driver.execute_script("window.__beforePress = true")
     button.click()
-    WebDriverWait(driver, 30).until(expected_conditions.staleness_of(page))
-    WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+    def arrived(d) -> bool:
+        try:
+            return d.execute_script("return window.__beforePress === undefined && document.readyState === 'complete'")
+        except WebDriverException:  # between documents
+            return False
+
+    WebDriverWait(driver, 30).until(arrived)
 
 
 def console(admin, path: str) -> str:
@@ -483,6 +490,7 @@ def test_the_console_needs_the_admin_role(admin, driver, artifacts):
     sign_in_to_console(driver, admin, plain["email"], PASSWORD)
     wait_title(driver, "Not an administrator")
     assert plain["email"] in driver.find_element(By.TAG_NAME, "main").text
+    assert driver.find_element(By.LINK_TEXT, "Sign out").get_attribute("href").endswith("/logout")
     shot(driver, artifacts, "admin-02-not-an-administrator")
     # A form posted without the console's session does nothing.
     target = new_user(admin, "Tara Target")

@@ -72,6 +72,7 @@ struct AdminConsole {
             let text = ConsoleText.text("notAdmin", language).replacingOccurrences(of: "{email}", with: user.email)
             return .failure(ResponseBox(Responses.html(pages.render("message", [
                 "title": ConsoleText.text("notAdminTitle", language), "message": text,
+                "link": "/logout", "linkText": ConsoleText.text("signOut", language),
             ], language: language), status: .forbidden)))
         }
         return .success((.user(id: user.id, email: user.email), user.email))
