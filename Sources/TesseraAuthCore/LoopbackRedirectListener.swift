@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -22,7 +21,7 @@ public final class LoopbackRedirectListener: Sendable {
     public let port: UInt16
     /// The path the redirect must arrive at; other paths get 404 (a browser's favicon request, say).
     public let callbackPath: String
-    private let listeningSocket: Mutex<Int32>
+    private let listeningSocket: Locked<Int32>
     private let pages: Pages
 
     /// The texts of the page the browser shows after the redirect.
@@ -54,7 +53,7 @@ public final class LoopbackRedirectListener: Sendable {
             _ = Self.closeSocket(fd)
             throw error
         }
-        listeningSocket = Mutex(fd)
+        listeningSocket = Locked(fd)
     }
 
     deinit {
@@ -276,7 +275,7 @@ public final class LoopbackRedirectListener: Sendable {
 
 /// Set once when the waiting task is cancelled; read by the accept loop.
 private final class CancellationFlag: Sendable {
-    private let value = Atomic<Bool>(false)
-    func set() { value.store(true, ordering: .relaxed) }
-    var isSet: Bool { value.load(ordering: .relaxed) }
+    private let value = Locked(false)
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -24,10 +23,10 @@ public protocol TokenStore: Sendable {
 
 /// Tokens in memory only: for tests, previews, and apps that must not persist a session.
 public final class MemoryTokenStore: TokenStore {
-    private let tokens: Mutex<TokenSet?>
+    private let tokens: Locked<TokenSet?>
 
     /// A store holding `tokens` to begin with.
-    public init(_ tokens: TokenSet? = nil) { self.tokens = Mutex(tokens) }
+    public init(_ tokens: TokenSet? = nil) { self.tokens = Locked(tokens) }
 
     /// The tokens held.
     public func load() async throws -> TokenSet? { tokens.withLock { $0 } }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -26,10 +25,10 @@ public protocol PendingEmailStore: Sendable {
 
 /// The pending address in memory only.
 public final class MemoryPendingEmailStore: PendingEmailStore {
-    private let email: Mutex<String?>
+    private let email: Locked<String?>
 
     /// A store holding `email` to begin with.
-    public init(_ email: String? = nil) { self.email = Mutex(email) }
+    public init(_ email: String? = nil) { self.email = Locked(email) }
 
     /// The address held.
     public func load() async throws -> String? { email.withLock { $0 } }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TesseraCore
 
 /// Sign-up, sign-in and password reset inside the app, without a browser: the app side of
@@ -461,7 +460,7 @@ struct FlowContext: Sendable {
 
 /// The single-use guard of a state value.
 final class SingleUse: Sendable {
-    private let spent = Mutex(false)
+    private let spent = Locked(false)
 
     /// True the first time only.
     func take() -> Bool { spent.withLock { was in defer { was = true }; return !was } }
