@@ -22,9 +22,10 @@ extension SQLStore: UserStore {
         do {
             try await database.withDatabase { db in
                 try await db.raw("""
-                    INSERT INTO users (id, email, email_verified, password_hash, profile, created_at, updated_at, roles)
+                    INSERT INTO users (id, email, email_verified, password_hash, profile, created_at, updated_at, roles, disabled_at)
                     VALUES (\(bind: user.id), \(bind: user.email.lowercased()), \(bind: user.emailVerified), \(bind: user.passwordHash),
-                        \(bind: profile), \(bind: user.createdAt), \(bind: user.updatedAt), \(bind: user.roles.sorted().joined(separator: " ")))
+                        \(bind: profile), \(bind: user.createdAt), \(bind: user.updatedAt), \(bind: user.roles.sorted().joined(separator: " ")),
+                        \(bind: user.disabledAt))
                     """).run()
             }
         } catch where isUniqueViolation(error) {

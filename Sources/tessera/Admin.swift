@@ -492,11 +492,7 @@ extension Users {
                     }
                 }
                 if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
-                return [
-                    "created": .int(Int64(report.created)), "updated": .int(Int64(report.updated)), "refused": .int(Int64(report.failures.count)),
-                    "failures": .array(report.failures.map { .object(["line": .int(Int64($0.line)), "reference": .string($0.reference),
-                                                                      "reason": .string($0.reason)]) }),
-                ]
+                return report.adminJSON
             } catch let error as ImportedHashError {
                 fail(ConfigurationError("--hash-config: \(error.message)"))
             } catch let error as UserImportFile.ImportFileError {

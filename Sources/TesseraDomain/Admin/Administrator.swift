@@ -31,13 +31,15 @@ public enum AdminError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalid(String)
     /// The request conflicts with what exists (an address another account has).
     case conflict(String)
+    /// The caller may not administer (no `tessera:admin` scope, or no admin role).
+    case forbidden(String)
 
     public var description: String {
         switch self {
         case .notFound(let what): "\(what) was not found"
         case .versionMismatch(let current):
             "it was changed by someone else since you read it (it is now version \(current)): read it again and repeat the change"
-        case .invalid(let message), .conflict(let message): message
+        case .invalid(let message), .conflict(let message), .forbidden(let message): message
         }
     }
 }

@@ -176,7 +176,6 @@ public struct UserImport: Sendable {
                         passwordHash: row.passwordHash, profile: row.profile, createdAt: row.createdAt ?? now, updatedAt: now)
         if row.disabled { user.disabledAt = now }
         try await tx.insert(user)
-        if row.disabled { try await tx.setDisabled(userID: user.id, at: now, now: now) }
         try await link(row.identities, to: user.id, now: now, in: tx)
         try await tx.recordAudit(AuditEvent(.accountCreated, at: now, actor: .admin, userID: user.id, email: user.email,
                                             detail: "imported by \(admin.description)"))

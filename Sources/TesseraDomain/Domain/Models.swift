@@ -109,6 +109,8 @@ public struct User: Sendable, Equatable {
 
     public var isDisabled: Bool { disabledAt != nil }
     public var isAdmin: Bool { roles.contains(User.adminRole) }
+    /// May use the admin console and API now: holds the role and is not disabled.
+    public var mayAdminister: Bool { isAdmin && !isDisabled }
     public static let adminRole = "admin"
 
     package init(id: String, email: String, emailVerified: Bool, passwordHash: String? = nil,

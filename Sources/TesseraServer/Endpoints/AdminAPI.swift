@@ -207,21 +207,7 @@ public struct AdminAPI: Sendable {
         do { validated = try await provider.accessTokens.validate(token) } catch {
             throw AdminProblem.unauthorized("The access token is invalid, expired or revoked.")
         }
-        guard validated.scope.contains(Administrator.scope) else {
-            throw AdminProblem.forbidden("The access token lacks the \(Administrator.scope) scope.")
-        }
-        guard let clientID = validated.clientID, let client = try await provider.clients.client(id: clientID),
-              client.scopes.contains(Administrator.scope) else {
-            throw AdminProblem.forbidden("The token's client is no longer allowed the \(Administrator.scope) scope.")
-        }
-        if let userID = validated.grant?.userID {
-            // A user's token: the user must hold the role now, not only when it was issued.
-            guard let user = try? await users.user(id: userID), user.isAdmin, !user.isDisabled else {
-                throw AdminProblem.forbidden("The token's user does not hold the admin role.")
-            }
-            return .user(id: user.id, email: user.email)
-        }
-        return .client(client.id)
+        return try await users.administrator(for: validated)
     }
 
     func keys() async throws -> JSONValue {

@@ -68,7 +68,7 @@ struct AdminConsole {
               session.isRecent(now: provider.clock.now(), within: Self.sessionLimit) else {
             return .failure(ResponseBox(loginPage(request, message: nil, status: .ok)))
         }
-        guard user.isAdmin, !user.isDisabled else {
+        guard user.mayAdminister else {
             let text = ConsoleText.text("notAdmin", language).replacingOccurrences(of: "{email}", with: user.email)
             return .failure(ResponseBox(Responses.html(pages.render("message", [
                 "title": ConsoleText.text("notAdminTitle", language), "message": text,

@@ -50,6 +50,8 @@ extension AdminProblem {
                       detail: "\(AdminError.versionMismatch(current: current)).", extra: ["current_version": .int(current)])
         case AdminError.invalid(let message):
             self = .badRequest(message)
+        case AdminError.forbidden(let message):
+            self = .forbidden(message)
         case AdminError.conflict(let message):
             self.init(status: .conflict, slug: "conflict", title: "Conflicts with what exists", detail: message)
         case let error as ConfigurationError:
@@ -269,4 +271,9 @@ enum AdminWire {
         }
         return cursor
     }
+}
+
+extension UserImportReport {
+    /// As the admin API answers an import (the CLI prints the same on the database).
+    public var adminJSON: [String: JSONValue] { AdminWire.report(self) }
 }
