@@ -361,6 +361,49 @@ enum Migrations {
             "CREATE INDEX clients_name ON clients (name, id)",
             "CREATE INDEX sessions_user ON sessions (user_id)",
         ]),
+        // Cross-app sign-in: pushed authorization requests (RFC 9126), authenticator apps and their
+        // hand-off tickets, and Native SSO's device sessions, whose grants end with them.
+        Migration(version: 16, name: "cross_app", statements: [
+            "ALTER TABLE clients ADD COLUMN require_pushed_requests BOOLEAN NOT NULL DEFAULT FALSE",
+            "ALTER TABLE clients ADD COLUMN authenticator BOOLEAN NOT NULL DEFAULT FALSE",
+            "ALTER TABLE clients ADD COLUMN device_sso_group TEXT",
+            """
+            CREATE TABLE pushed_requests (
+                uri_hash TEXT PRIMARY KEY,
+                client_id TEXT NOT NULL REFERENCES clients(id) ON DELETE CASCADE,
+                request TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                used_at BIGINT)
+            """,
+            """
+            CREATE TABLE handoff_tickets (
+                ticket_hash TEXT PRIMARY KEY,
+                client_id TEXT NOT NULL REFERENCES clients(id) ON DELETE CASCADE,
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                issued_by TEXT NOT NULL,
+                auth_time BIGINT NOT NULL,
+                amr TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                used_at BIGINT)
+            """,
+            """
+            CREATE TABLE device_sessions (
+                id TEXT PRIMARY KEY,
+                secret_hash TEXT NOT NULL UNIQUE,
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                sso_group TEXT NOT NULL,
+                auth_time BIGINT NOT NULL,
+                amr TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                ended_at BIGINT)
+            """,
+            "CREATE INDEX device_sessions_user ON device_sessions (user_id)",
+            "ALTER TABLE grants ADD COLUMN device_session_id TEXT",
+            "CREATE INDEX grants_device_session ON grants (device_session_id)",
+        ]),
     ]
 
     /// PostgreSQL's advisory-lock key for migrations (a fixed number, "tessera" in ASCII).

@@ -41,6 +41,9 @@ extension SQLStore: ClientStore {
         client.version = try row.int("version")
         client.previousSecretHash = try row.optionalString("previous_secret_hash")
         client.previousSecretExpiresAt = try row.optionalInt("previous_secret_expires_at")
+        client.requirePushedRequests = try row.bool("require_pushed_requests")
+        client.authenticator = try row.bool("authenticator")
+        client.deviceSSOGroup = try row.optionalString("device_sso_group")
         return client
     }
 
@@ -68,7 +71,8 @@ extension SQLStore: ClientStore {
                 UPDATE clients SET name = \(bind: client.name), redirect_uris = \(bind: redirects),
                     post_logout_redirect_uris = \(bind: logouts), grant_types = \(bind: grants), scopes = \(bind: client.scopes.description),
                     first_party = \(bind: client.firstParty), jwks = \(bind: jwks), app_links = \(bind: appLinks),
-                    resource_server = \(bind: client.resourceServer), version = version + 1
+                    resource_server = \(bind: client.resourceServer), require_pushed_requests = \(bind: client.requirePushedRequests),
+                    authenticator = \(bind: client.authenticator), device_sso_group = \(bind: client.deviceSSOGroup), version = version + 1
                 WHERE id = \(bind: client.id) AND version = \(bind: version) RETURNING id
                 """).first() != nil
         }
@@ -94,10 +98,10 @@ extension SQLStore: ClientStore {
         }
     }
 
-    public func clientAppLinks() async throws -> [ClientAppLinks] {
+    public func clientAppLinks() async throws -> [(links: ClientAppLinks, authenticator: Bool)] {
         try await database.withDatabase { db in
-            try await db.raw("SELECT app_links FROM clients WHERE app_links IS NOT NULL ORDER BY created_at, id").all().map {
-                try JSONDecoder().decode(ClientAppLinks.self, from: Data(try $0.string("app_links").utf8))
+            try await db.raw("SELECT app_links, authenticator FROM clients WHERE app_links IS NOT NULL ORDER BY created_at, id").all().map {
+                (try JSONDecoder().decode(ClientAppLinks.self, from: Data(try $0.string("app_links").utf8)), try $0.bool("authenticator"))
             }
         }
     }
@@ -111,12 +115,13 @@ extension SQLStore: ClientStore {
                 try await db.raw("""
                     INSERT INTO clients (id, name, secret_hash, auth_method, redirect_uris, post_logout_redirect_uris,
                         grant_types, scopes, first_party, jwks, assertion_issuer, assertion_lifetime, subject_type, created_at, app_links,
-                        resource_server)
+                        resource_server, require_pushed_requests, authenticator, device_sso_group)
                     VALUES (\(bind: client.id), \(bind: client.name), \(bind: client.secretHash), \(bind: client.authMethod.rawValue),
                         \(bind: redirects), \(bind: logouts), \(bind: grants), \(bind: client.scopes.description),
                         \(bind: client.firstParty), \(bind: jwks), \(bind: client.assertionIssuer), \(bind: client.assertionLifetime),
                         \(bind: client.subjectType.rawValue), \(bind: client.createdAt), \(bind: appLinks),
-                        \(bind: client.resourceServer))
+                        \(bind: client.resourceServer), \(bind: client.requirePushedRequests), \(bind: client.authenticator),
+                        \(bind: client.deviceSSOGroup))
                     """).run()
             }
         } catch where isUniqueViolation(error) {

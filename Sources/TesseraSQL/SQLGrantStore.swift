@@ -59,10 +59,10 @@ extension SQLStore: GrantStore {
     static func insertGrant(_ grant: Grant, refreshToken: RefreshTokenRecord?, on db: any SQLDatabase) async throws {
         let claims = try grant.claims.map(jsonText)
         try await db.raw("""
-            INSERT INTO grants (id, client_id, user_id, scope, claims, auth_time, amr, sid, created_at, expires_at)
+            INSERT INTO grants (id, client_id, user_id, scope, claims, auth_time, amr, sid, created_at, expires_at, device_session_id)
             VALUES (\(bind: grant.id), \(bind: grant.clientID), \(bind: grant.userID), \(bind: grant.scope.description), \(bind: claims),
                 \(bind: grant.authTime), \(bind: grant.amr.joined(separator: " ")), \(bind: grant.sid),
-                \(bind: grant.createdAt), \(bind: grant.expiresAt))
+                \(bind: grant.createdAt), \(bind: grant.expiresAt), \(bind: grant.deviceSessionID))
             """).run()
         if let refreshToken { try await insertRefreshToken(refreshToken, now: grant.createdAt, on: db) }
     }
@@ -147,11 +147,13 @@ extension SQLStore: GrantStore {
 
     /// A grant from a row with the `grants` columns.
     static func grant(_ row: any SQLRow) throws -> Grant {
-        Grant(id: try row.string("id"), clientID: try row.string("client_id"), userID: try row.optionalString("user_id"),
+        var grant = Grant(id: try row.string("id"), clientID: try row.string("client_id"), userID: try row.optionalString("user_id"),
                      scope: ScopeSet(parsing: try row.string("scope")), claims: try claims(row), authTime: try row.optionalInt("auth_time"),
                      amr: (try row.optionalString("amr") ?? "").split(separator: " ").map(String.init),
                      sid: try row.optionalString("sid"), createdAt: try row.int("created_at"),
                      expiresAt: try row.int("expires_at"), revokedAt: try row.optionalInt("revoked_at"))
+        grant.deviceSessionID = try row.optionalString("device_session_id")
+        return grant
     }
 
     static func claims(_ row: any SQLRow) throws -> ClaimsRequest? {
@@ -166,6 +168,8 @@ extension SQLStore: GrantStore {
         try await database.transaction { db in
             let grants = try await db.raw("SELECT id FROM grants WHERE user_id = \(bind: userID) AND revoked_at IS NULL").all()
             for row in grants { try await Self.revokeGrant(id: try row.string("id"), now: now, on: db) }
+            // A device session would make new grants for the vendor's other apps: it ends too.
+            try await db.raw("UPDATE device_sessions SET ended_at = \(bind: now) WHERE user_id = \(bind: userID) AND ended_at IS NULL").run()
         }
     }
 
@@ -220,6 +224,9 @@ extension SQLStore: Housekeeping {
         let horizon = now - keepFor
         try await database.transaction { db in
             try await db.raw("DELETE FROM interactions WHERE expires_at < \(bind: now)").run()
+            try await db.raw("DELETE FROM pushed_requests WHERE expires_at < \(bind: now)").run()
+            try await db.raw("DELETE FROM handoff_tickets WHERE expires_at < \(bind: now)").run()
+            try await db.raw("DELETE FROM device_sessions WHERE expires_at < \(bind: horizon)").run()
             try await db.raw("DELETE FROM authorization_codes WHERE expires_at < \(bind: horizon)").run()
             try await db.raw("DELETE FROM sessions WHERE expires_at < \(bind: horizon)").run()
             try await db.raw("DELETE FROM refresh_tokens WHERE expires_at < \(bind: horizon)").run()

@@ -35,6 +35,7 @@ public func buildRouter(provider: Provider) throws -> Router<TesseraRequestConte
     router.add(middleware: ClientAddressMiddleware(trustedProxies: provider.configuration.trustedProxies))
     try DiscoveryEndpoint(provider: provider).register(on: router, provider: provider)
     AuthorizationEndpoint(provider: provider).register(on: router)
+    CrossAppEndpoints(provider: provider).register(on: router)
     TokenEndpoint(provider: provider).register(on: router)
     UserinfoEndpoint(provider: provider).register(on: router)
     TokenManagementEndpoints(provider: provider).register(on: router)

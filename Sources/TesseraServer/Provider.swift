@@ -58,6 +58,10 @@ public final class Provider: Sendable {
     public let clientAdministration: ClientAdministration
     public let userAdministration: UserAdministration
     public let userImport: UserImport
+    /// App-to-app authorization and hand-off tickets (authenticator apps).
+    let appApprovals: AppApprovals
+    /// Native SSO's device sessions.
+    let deviceSessions: DeviceSessions
 
     /// Opens the database, applies migrations and loads (or creates) the signing keys.
     public static func start(_ configuration: ServerConfiguration, clock: WallClock = .system, logger: Logger) async throws -> Provider {
@@ -97,7 +101,7 @@ public final class Provider: Sendable {
                                   idTokenLifetime: configuration.idTokenLifetime,
                                   refreshTokenLifetime: configuration.refreshTokenLifetime, pairwiseSecret: pairwiseSecret)
         authorizer = Authorizer(issuer: issuer, clients: store, users: store, consents: store, interactions: store, grants: store,
-                                keys: keys, tokenIssuer: tokenIssuer, clock: clock,
+                                crossApp: store, keys: keys, tokenIssuer: tokenIssuer, clock: clock,
                                 codeLifetime: configuration.authorizationCodeLifetime,
                                 interactionLifetime: configuration.interactionLifetime, limits: workLimits, audit: audit)
         let issuer = configuration.issuerURL
@@ -140,11 +144,15 @@ public final class Provider: Sendable {
         userImport = UserImport(store: store, audit: audit, clock: clock, logger: logger)
         let refreshGrant = RefreshTokenGrant(grants: store, tokens: userTokens, clock: clock,
                                              reuseInterval: configuration.refreshTokenReuseInterval)
+        appApprovals = AppApprovals(authorizer: authorizer, accessTokens: accessTokens, handoffLifetime: configuration.handoffTicketLifetime)
+        deviceSessions = DeviceSessions(store: store, lifetime: configuration.refreshTokenLifetime, audit: audit, clock: clock)
         grants = TokenEndpointGrants([
-            AuthorizationCodeGrant(grants: store, tokens: userTokens, clock: clock),
+            AuthorizationCodeGrant(grants: store, tokens: userTokens, deviceSessions: deviceSessions, clock: clock),
             refreshGrant,
             ClientCredentialsGrant(issuer: tokenIssuer),
-            UpstreamTokenExchangeGrant(federation: federation, tokens: userTokens, accessTokens: accessTokens),
+            TokenExchangeGrant(
+                nativeSSO: NativeSSOExchangeGrant(sessions: deviceSessions, clients: store, issuer: tokenIssuer, tokens: userTokens),
+                upstream: UpstreamTokenExchangeGrant(federation: federation, tokens: userTokens, accessTokens: accessTokens)),
         ])
         nativeGrants = TokenEndpointGrants(NativeFlowGrant.all(flows.signIn, tokens: userTokens) + [refreshGrant])
     }

@@ -157,6 +157,13 @@ struct Clients: AsyncParsableCommand {
         var linkDomain: [String] = []
         @Option(help: "An iOS app that opens email links: TEAMID.bundle.id (repeatable).") var iosApp: [String] = []
         @Option(help: "An Android app that opens email links: PACKAGE=SHA256_CERT_FINGERPRINT (repeatable).") var androidApp: [String] = []
+        @Flag(help: "Its authorization requests must be pushed first (RFC 9126 require_pushed_authorization_requests).")
+        var requirePar = false
+        @Flag(help: ArgumentHelp("The operator's own app, which approves other apps' sign-ins for its user (needs --first-party).",
+                                 discussion: "Its --ios-app and --android-app values then claim the issuer's /authorize links (docs/cross-app.md)."))
+        var authenticator = false
+        @Option(name: .customLong("device-sso-group"), help: "Native SSO: the apps of one vendor that share a device session name the same group.")
+        var deviceSSOGroup: String?
         @Flag(help: "Print the client as JSON.") var json = false
 
         func run() async throws {
@@ -171,6 +178,9 @@ struct Clients: AsyncParsableCommand {
             registration.assertionIssuer = assertionIssuer
             registration.pairwise = pairwise
             registration.resourceServer = resourceServer
+            registration.requirePushedRequests = requirePar
+            registration.authenticator = authenticator
+            registration.deviceSSOGroup = deviceSSOGroup
             registration.appLinks.linkDomains = linkDomain
             registration.appLinks.appleAppIDs = iosApp
             do {
@@ -202,6 +212,9 @@ struct Clients: AsyncParsableCommand {
                     ]
                     if let secret { object["client_secret"] = .string(secret) }
                     if let lifetime = client.assertionLifetime { object["assertion_lifetime"] = .int(lifetime) }
+                    if client.requirePushedRequests { object["require_pushed_authorization_requests"] = .bool(true) }
+                    if client.authenticator { object["authenticator"] = .bool(true) }
+                    if let group = client.deviceSSOGroup { object["device_sso_group"] = .string(group) }
                     print(String(decoding: try CanonicalJSON.encode(object), as: UTF8.self))
                 } else {
                     print("client_id: \(client.id)")

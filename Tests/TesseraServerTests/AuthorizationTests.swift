@@ -54,7 +54,6 @@ struct AuthorizationTests {
         ([("response_type", "code"), ("prompt", "none")], "login_required"),
         ([("response_type", "code"), ("prompt", "none login")], "invalid_request"),
         ([("response_type", "code"), ("request", "eyJ.e30.")], "request_not_supported"),
-        ([("response_type", "code"), ("request_uri", "https://x")], "request_uri_not_supported"),
         ([("response_type", "code"), ("max_age", "-1")], "invalid_request"),
         ([("response_type", "code"), ("state", "again")], "invalid_request"),
         ([("response_type", "code"), ("id_token_hint", "not-a-token")], "invalid_request"),

@@ -235,8 +235,18 @@ class CLI:
                    client_id: str | None = None, public: bool = False, secret: str | None = None,
                    scopes: Iterable[str] = (), grant_types: Iterable[str] = (), first_party: bool = False,
                    jwks_file: Path | None = None, assertion_issuer: str | None = None, assertion_lifetime: str | None = None,
-                   pairwise: bool = False, resource_server: bool = False) -> dict:
+                   pairwise: bool = False, resource_server: bool = False, authenticator: bool = False,
+                   require_par: bool = False, device_sso_group: str | None = None,
+                   ios_apps: Iterable[str] = ()) -> dict:
         args = ["clients", "add", "--name", name, "--json"]
+        if authenticator:
+            args.append("--authenticator")
+        if require_par:
+            args.append("--require-par")
+        if device_sso_group:
+            args += ["--device-sso-group", device_sso_group]
+        for app in ios_apps:
+            args += ["--ios-app", app]
         if client_id:
             args += ["--id", client_id]
         for uri in redirect_uris:

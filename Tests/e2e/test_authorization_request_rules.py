@@ -119,9 +119,12 @@ def test_request_object_is_not_supported(op, alice_agent, first_client):
     assert_redirected_error(result, op, "request_not_supported")
 
 
-def test_request_uri_is_not_supported(op, alice_agent, first_client):
+def test_request_uri_that_was_not_pushed_is_an_error_page(op, alice_agent, first_client):
+    # A request_uri names a pushed request (RFC 9126); anything else is unknown, and since the
+    # request (with its redirect URI) is unknown, the error can only be a page.
     result = alice_agent.authorize(first_client, request_uri="https://client.example.org/request.jwt")
-    assert_redirected_error(result, op, "request_uri_not_supported")
+    page = assert_error_page(result)
+    assert "invalid_request_uri" in page.text
 
 
 def test_scope_the_client_is_not_allowed_is_invalid_scope(op, alice_agent, limited_client):

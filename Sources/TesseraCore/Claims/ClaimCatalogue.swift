@@ -44,6 +44,9 @@ public struct ScopeDefinition: Sendable, Hashable {
 public enum ScopeCatalogue {
     public static let openid = "openid"
     public static let offlineAccess = "offline_access"
+    /// OpenID Connect Native SSO for Mobile Apps: the token response carries a `device_secret`
+    /// that the vendor's other apps on the device can exchange for their own tokens.
+    public static let deviceSSO = "device_sso"
 
     static let address: ClaimShape = .object(Dictionary(uniqueKeysWithValues: [
         "full_address", "fias_code", "post_index", "country", "region", "district", "city", "settlement", "street", "house",
@@ -119,6 +122,8 @@ public enum ScopeCatalogue {
         ScopeDefinition("phone", ["phone_number", "phone_number_verified"], en: "Your phone number", ru: "Номер телефона"),
         ScopeDefinition("offline_access", [], en: "Access to your data while you are not using the app",
                         ru: "Доступ к данным, когда вы не пользуетесь приложением"),
+        ScopeDefinition("device_sso", [], en: "Signing you in to this provider's other apps on this device",
+                        ru: "Вход в другие приложения этого поставщика на этом устройстве"),
         ScopeDefinition("name", ["family_name", "given_name", "middle_name"],
                         en: "Last name, first name, middle name", ru: "Фамилия, Имя, Отчество"),
         ScopeDefinition("birthdate", ["birthdate"], en: "Date of birth", ru: "Дата рождения"),

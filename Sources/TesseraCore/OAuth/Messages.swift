@@ -12,6 +12,9 @@ public struct TokenResponse: Codable, Sendable, Equatable {
     public var isNewUser: Bool?
     /// Tessera's email-link answers: the address of the account signed in.
     public var email: String?
+    /// OpenID Connect Native SSO: the secret of the device session, which the vendor's other
+    /// apps on the device exchange (with the ID token) for their own tokens.
+    public var deviceSecret: String?
 
     public init(accessToken: String, tokenType: String = "Bearer", expiresIn: Int? = nil,
                 refreshToken: String? = nil, idToken: String? = nil, scope: String? = nil) {
@@ -33,6 +36,7 @@ public struct TokenResponse: Codable, Sendable, Equatable {
         case issuedTokenType = "issued_token_type"
         case isNewUser = "is_new_user"
         case email
+        case deviceSecret = "device_secret"
     }
 }
 
@@ -78,6 +82,16 @@ public struct ProviderMetadata: Codable, Sendable, Equatable {
     public var emailLinkCompleteEndpoint: String?
     /// How the signed-in user can sign in; first-party apps only.
     public var accountProvidersEndpoint: String?
+    /// RFC 9126 §5.
+    public var pushedAuthorizationRequestEndpoint: String?
+    public var requirePushedAuthorizationRequests: Bool?
+    /// OpenID Connect Native SSO for Mobile Apps.
+    public var nativeSSOSupported: Bool?
+    /// Tessera's app-to-app authorization: where an authenticator app reads, approves and
+    /// denies a pushed request, and asks for hand-off tickets.
+    public var authorizationDetailsEndpoint: String?
+    public var authorizationApprovalEndpoint: String?
+    public var handoffEndpoint: String?
 
     public init(issuer: String, authorizationEndpoint: String, tokenEndpoint: String, jwksURI: String,
                 responseTypesSupported: [String]) {
@@ -123,6 +137,12 @@ public struct ProviderMetadata: Codable, Sendable, Equatable {
         case emailLinkSendEndpoint = "email_link_send_endpoint"
         case emailLinkCompleteEndpoint = "email_link_complete_endpoint"
         case accountProvidersEndpoint = "account_providers_endpoint"
+        case pushedAuthorizationRequestEndpoint = "pushed_authorization_request_endpoint"
+        case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
+        case nativeSSOSupported = "native_sso_supported"
+        case authorizationDetailsEndpoint = "authorization_details_endpoint"
+        case authorizationApprovalEndpoint = "authorization_approval_endpoint"
+        case handoffEndpoint = "handoff_endpoint"
     }
 }
 

@@ -21,6 +21,12 @@ public struct ClientRegistration: Sendable {
     public var resourceServer = false
     /// Email-link settings: continue-URL domains, iOS and Android apps.
     public var appLinks = ClientAppLinks()
+    /// RFC 9126: its authorization requests must be pushed.
+    public var requirePushedRequests = false
+    /// The operator's app that approves other apps' requests (first-party only).
+    public var authenticator = false
+    /// Native SSO: the group of the vendor's apps that share a device session.
+    public var deviceSSOGroup: String?
     public init(name: String, redirectURIs: [String]) {
         self.name = name
         self.redirectURIs = redirectURIs
@@ -40,6 +46,10 @@ public struct ClientChanges: Sendable, Equatable {
     public var appLinks: ClientAppLinks?
     /// New keys for a client that authenticates with private_key_jwt.
     public var jwks: JWKSet?
+    public var requirePushedRequests: Bool?
+    public var authenticator: Bool?
+    /// `.some(nil)` takes the client out of its device SSO group.
+    public var deviceSSOGroup: String??
 
     public init() {}
 
@@ -47,7 +57,9 @@ public struct ClientChanges: Sendable, Equatable {
     var changed: [String] {
         [("name", name != nil), ("redirect_uris", redirectURIs != nil), ("post_logout_redirect_uris", postLogoutRedirectURIs != nil),
          ("scope", scopes != nil), ("grant_types", grantTypes != nil), ("first_party", firstParty != nil),
-         ("resource_server", resourceServer != nil), ("app_links", appLinks != nil), ("jwks", jwks != nil)]
+         ("resource_server", resourceServer != nil), ("app_links", appLinks != nil), ("jwks", jwks != nil),
+         ("require_pushed_authorization_requests", requirePushedRequests != nil), ("authenticator", authenticator != nil),
+         ("device_sso_group", deviceSSOGroup != nil)]
             .filter(\.1).map(\.0)
     }
 }
@@ -84,6 +96,9 @@ public struct ClientAdministration: Sendable {
             subjectType: registration.pairwise ? .pairwise : .public, createdAt: clock.now())
         client.appLinks = registration.appLinks
         client.resourceServer = registration.resourceServer
+        client.requirePushedRequests = registration.requirePushedRequests
+        client.authenticator = registration.authenticator
+        client.deviceSSOGroup = registration.deviceSSOGroup
         try await store.insert(client)
         await audit.record(.clientChanged, actor: .admin, clientID: client.id, detail: "registered by \(admin.description)")
         return (client, secret)
@@ -118,6 +133,9 @@ public struct ClientAdministration: Sendable {
         client.resourceServer = changes.resourceServer ?? client.resourceServer
         client.appLinks = changes.appLinks ?? client.appLinks
         client.jwks = changes.jwks ?? client.jwks
+        client.requirePushedRequests = changes.requirePushedRequests ?? client.requirePushedRequests
+        client.authenticator = changes.authenticator ?? client.authenticator
+        client.deviceSSOGroup = changes.deviceSSOGroup ?? client.deviceSSOGroup
         do {
             try Self.validate(registration(of: client))
         } catch let error as ConfigurationError {
@@ -182,6 +200,9 @@ public struct ClientAdministration: Sendable {
         registration.pairwise = client.subjectType == .pairwise
         registration.resourceServer = client.resourceServer
         registration.appLinks = client.appLinks
+        registration.requirePushedRequests = client.requirePushedRequests
+        registration.authenticator = client.authenticator
+        registration.deviceSSOGroup = client.deviceSSOGroup
         return registration
     }
 
@@ -265,6 +286,19 @@ public struct ClientAdministration: Sendable {
         }
         for key in registration.jwks?.keys ?? [] {
             _ = try JWSVerificationKey(jwk: key)
+        }
+        if registration.authenticator {
+            guard registration.firstParty else {
+                throw ConfigurationError("an --authenticator approves sign-ins for the provider's users: it must be --first-party")
+            }
+        }
+        if let group = registration.deviceSSOGroup {
+            guard (1...64).contains(group.count), group.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }) else {
+                throw ConfigurationError("'\(group)' is not a device SSO group name (letters, digits, '.', '_' and '-', at most 64)")
+            }
+        }
+        if registration.scopes.contains(ScopeCatalogue.deviceSSO) && registration.deviceSSOGroup == nil {
+            throw ConfigurationError("the device_sso scope needs a --device-sso-group: the apps that may share the device session")
         }
         if let lifetime = registration.assertionLifetime {
             guard registration.jwks != nil else { throw ConfigurationError("--assertion-lifetime is for clients that authenticate with --jwks") }

@@ -56,6 +56,11 @@ public struct ServerConfiguration: Sendable {
     public var accessTokenLifetime: Int64 = 900
     public var idTokenLifetime: Int64 = 3600
     public var authorizationCodeLifetime: Int64 = 120
+    /// How long a pushed request's `request_uri` works (RFC 9126): the time a person has to
+    /// approve it in an authenticator app.
+    public var pushedRequestLifetime: Int64 = 90
+    /// How long a hand-off ticket works.
+    public var handoffTicketLifetime: Int64 = 60
     public var refreshTokenLifetime: Int64 = 30 * 86_400
     /// How long after its rotation a refresh token may be presented again by a client retrying a
     /// refresh whose answer it never got (seconds; 0: never).
@@ -109,8 +114,15 @@ public struct ServerConfiguration: Sendable {
         for (name, value) in [("access token", accessTokenLifetime), ("ID token", idTokenLifetime),
                               ("authorization code", authorizationCodeLifetime), ("refresh token", refreshTokenLifetime),
                               ("session", sessionLifetime), ("email link", emailLinkLifetime),
-                              ("reauthenticate-after", reauthenticateAfter)] where value <= 0 {
+                              ("reauthenticate-after", reauthenticateAfter), ("pushed request", pushedRequestLifetime),
+                              ("hand-off ticket", handoffTicketLifetime)] where value <= 0 {
             throw ConfigurationError("the \(name) lifetime must be positive")
+        }
+        guard pushedRequestLifetime <= 600 else {
+            throw ConfigurationError("pushed-request-lifetime can be at most 10m: a request_uri is a short-lived reference (RFC 9126)")
+        }
+        guard handoffTicketLifetime <= 300 else {
+            throw ConfigurationError("handoff-ticket-lifetime can be at most 5m: a ticket is for the moment the person switches apps")
         }
         guard (0...300).contains(refreshTokenReuseInterval) else {
             throw ConfigurationError("refresh-token-reuse-interval must be between 0 and 5m: it is a window for retries, not a lifetime")

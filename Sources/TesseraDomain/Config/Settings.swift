@@ -60,6 +60,11 @@ extension Setting {
                       + "presentation revokes the whole family. 0 (the default) allows no retry; at most 5m. See "
                       + "[deployment.md](deployment.md#losing-a-node)"),
         .duration("authorization-code-lifetime", \.authorizationCodeLifetime, "Lifetime of authorization codes."),
+        .duration("pushed-request-lifetime", \.pushedRequestLifetime, "Lifetime of a pushed request's request_uri (RFC 9126).",
+                  details: "how long a pushed authorization request's request_uri works: also the time a person has to approve "
+                      + "it in an authenticator app; at most 10m. See [cross-app.md](cross-app.md)"),
+        .duration("handoff-ticket-lifetime", \.handoffTicketLifetime, "Lifetime of a hand-off ticket.",
+                  details: "how long a hand-off ticket from an authenticator app works; used once; at most 5m"),
         .duration("session-lifetime", \.sessionLifetime, "Lifetime of the browser session at the provider.",
                   details: "the browser session at the provider (silent SSO)"),
         .duration("reauthenticate-after", \.reauthenticateAfter, "How recent a sign-in sensitive account changes need.",

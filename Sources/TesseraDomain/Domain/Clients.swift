@@ -14,11 +14,17 @@ package struct Clients: Sendable {
 
     /// Every registered iOS app (Apple's `TEAMID.bundle`), for the universal-links file.
     package func appleAppIDs() async throws -> [String] {
-        try await store.clientAppLinks().flatMap(\.appleAppIDs)
+        try await store.clientAppLinks().flatMap(\.links.appleAppIDs)
+    }
+
+    /// The iOS apps of authenticator clients: they claim the issuer's `/authorize` links, so a
+    /// partner app's request opens them (and the hosted page when none is installed).
+    package func authenticatorAppleAppIDs() async throws -> [String] {
+        try await store.clientAppLinks().filter(\.authenticator).flatMap(\.links.appleAppIDs)
     }
 
     /// Every registered Android app, for the Digital Asset Links file.
     package func androidApps() async throws -> [ClientAppLinks.AndroidApp] {
-        try await store.clientAppLinks().flatMap(\.androidApps)
+        try await store.clientAppLinks().flatMap(\.links.androidApps)
     }
 }

@@ -50,6 +50,15 @@ public struct Client: Sendable, Equatable {
     /// The secret a rotation replaced, accepted until ``previousSecretExpiresAt``.
     public var previousSecretHash: String?
     public var previousSecretExpiresAt: Int64?
+    /// RFC 9126 `require_pushed_authorization_requests`: its authorization requests must come
+    /// through the pushed authorization request endpoint.
+    public var requirePushedRequests = false
+    /// The operator's own app that approves other apps' requests for its signed-in user
+    /// (app-to-app authorization and hand-off tickets). Only a first-party client can be one.
+    public var authenticator = false
+    /// Native SSO: the clients of one vendor that share a device session (a keychain group on
+    /// the device) name the same group; nil for a client that takes no part.
+    public var deviceSSOGroup: String?
 
     public var isPublic: Bool { authMethod == .none }
 
@@ -210,6 +219,8 @@ public struct Grant: Sendable, Equatable {
     public var createdAt: Int64
     public var expiresAt: Int64
     public var revokedAt: Int64?
+    /// The Native SSO device session the grant belongs to: ending that session revokes it.
+    public var deviceSessionID: String?
 
     package init(id: String, clientID: String, userID: String? = nil, scope: ScopeSet, claims: ClaimsRequest? = nil,
                  authTime: Int64? = nil, amr: [String], sid: String? = nil, createdAt: Int64, expiresAt: Int64,

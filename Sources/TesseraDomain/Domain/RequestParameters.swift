@@ -24,6 +24,13 @@ public struct RequestParameters: Sendable, Equatable {
 
     public subscript(_ name: String) -> String? { values[name] }
 
+    /// These parameters with `name` set to `value` (one that was absent).
+    package func adding(_ name: String, _ value: String) -> RequestParameters {
+        var copy = self
+        copy.values[name] = value
+        return copy
+    }
+
     /// RFC 6749 §3.1 (and RFC 7009, 7662, 6750): request parameters must not be included
     /// more than once; `invalid_request` naming the first one that was.
     public func requireSingleValues() throws {
@@ -36,6 +43,13 @@ public struct RequestParameters: Sendable, Equatable {
     }
 
     package static func decode(_ text: Substring) -> String { FormEncoding.decode(text) }
+
+    /// `uri` with `parameters` appended to its query, or as its fragment.
+    public static func appending(_ parameters: [(String, String)], to uri: String, inFragment: Bool) -> String {
+        let encoded = encode(parameters)
+        if inFragment { return uri + "#" + encoded }
+        return uri + (uri.contains("?") ? "&" : "?") + encoded
+    }
 
     /// `application/x-www-form-urlencoded` serialisation.
     public static func encode(_ pairs: [(String, String)]) -> String { FormEncoding.encode(pairs) }

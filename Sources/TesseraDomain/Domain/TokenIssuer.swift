@@ -33,6 +33,15 @@ public struct TokenIssuer: Sendable {
         return Base64URL.encode(SHA256.hash(data: Data("\(sector)|\(userID)|\(pairwiseSecret)".utf8)))
     }
 
+    /// An ID token this provider signed, whether expired or not (an `id_token_hint`, Native
+    /// SSO's `subject_token`); nil for anything else, an access token included.
+    package func verifiedIDToken(_ token: String) -> JWT? {
+        guard let jwt = try? JWT(parsing: token), (try? keys.verify(jwt)) != nil, jwt.issuer == issuer, jwt.type != "at+jwt" else {
+            return nil
+        }
+        return jwt
+    }
+
     struct AccessToken {
         var token: String
         var jti: String

@@ -8,11 +8,13 @@ public struct AuthorizationCodeGrant: TokenGrant {
     public let grantType = GrantType.authorizationCode
     let grants: any GrantStore
     let tokens: UserGrantTokens
+    let deviceSessions: DeviceSessions
     let clock: WallClock
 
-    package init(grants: any GrantStore, tokens: UserGrantTokens, clock: WallClock) {
+    package init(grants: any GrantStore, tokens: UserGrantTokens, deviceSessions: DeviceSessions, clock: WallClock) {
         self.grants = grants
         self.tokens = tokens
+        self.deviceSessions = deviceSessions
         self.clock = clock
     }
 
@@ -48,15 +50,19 @@ public struct AuthorizationCodeGrant: TokenGrant {
             throw OAuthError.invalidGrant("code_verifier was sent but the authorization request had no code_challenge.")
         }
 
-        let (grant, refresh) = tokens.mint(client: client, userID: record.userID, scope: record.scope, claims: record.claims,
+        var (grant, refresh) = tokens.mint(client: client, userID: record.userID, scope: record.scope, claims: record.claims,
                                            authTime: record.authTime, amr: record.amr, sid: record.sid, now: now)
+        // Native SSO: device_sso starts a device session the vendor's other apps can join.
+        let device = try await deviceSessions.start(for: &grant, client: client)
         switch try await grants.redeemCode(codeHash: hash, grant: grant, refreshToken: refresh?.record, now: now) {
         case .redeemed:
             return try await tokens.response(grant: grant, client: client, scope: record.scope, nonce: record.nonce,
-                                             refreshToken: refresh?.token)
+                                             refreshToken: refresh?.token, deviceSecret: device?.secret, issueDeviceSecret: true)
         case .replayed:
+            if let device { try await deviceSessions.end(device.session.id) }
             throw OAuthError.invalidGrant("The authorization code was already used; the tokens issued with it are revoked.")
         case .notFound:
+            if let device { try await deviceSessions.end(device.session.id) }
             throw OAuthError.invalidGrant("The authorization code is invalid.")
         }
     }

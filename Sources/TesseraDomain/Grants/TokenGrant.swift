@@ -111,7 +111,10 @@ package struct UserGrantTokens: Sendable {
         return (grant, refresh)
     }
 
-    func response(grant: Grant, client: Client, scope: ScopeSet, nonce: String?, refreshToken: String?) async throws -> TokenResponse {
+    /// `deviceSecret`: the secret of the grant's device session (Native SSO), whose hash the
+    /// ID token carries as `ds_hash`; in the response only when `issueDeviceSecret`.
+    func response(grant: Grant, client: Client, scope: ScopeSet, nonce: String?, refreshToken: String?,
+                  deviceSecret: String? = nil, issueDeviceSecret: Bool = false) async throws -> TokenResponse {
         guard let userID = grant.userID, let user = try await users.user(id: userID) else {
             throw OAuthError.invalidGrant("The user of this grant no longer exists.")
         }
@@ -121,12 +124,15 @@ package struct UserGrantTokens: Sendable {
                                             authTime: grant.authTime, amr: grant.amr)
         var idToken: String?
         if scope.contains(ScopeCatalogue.openid) {
+            var claims = UserClaims.idToken(of: user, scopes: scope, requested: grant.claims)
+            if let deviceSecret { claims["ds_hash"] = .string(try issuer.halfHash(deviceSecret)) }
             idToken = try issuer.idToken(subject: subject, client: client, nonce: nonce, authTime: grant.authTime, amr: grant.amr,
-                                         sid: grant.sid, accessToken: access.token,
-                                         extraClaims: UserClaims.idToken(of: user, scopes: scope, requested: grant.claims))
+                                         sid: grant.sid, accessToken: access.token, extraClaims: claims)
         }
-        return TokenResponse(accessToken: access.token, expiresIn: Int(issuer.accessTokenLifetime), refreshToken: refreshToken,
-                             idToken: idToken, scope: scope.description)
+        var response = TokenResponse(accessToken: access.token, expiresIn: Int(issuer.accessTokenLifetime), refreshToken: refreshToken,
+                                     idToken: idToken, scope: scope.description)
+        if issueDeviceSecret { response.deviceSecret = deviceSecret }
+        return response
     }
 }
 

@@ -19,6 +19,11 @@ public struct AuditEvent: Sendable, Equatable {
         case userChanged = "user_changed"
         case clientChanged = "client_changed"
         case keysRotated = "keys_rotated"
+        case appApproved = "app_approved"
+        case appDenied = "app_denied"
+        case handoffIssued = "handoff_issued"
+        case handoffUsed = "handoff_used"
+        case deviceSessionEnded = "device_session_ended"
     }
 
     /// Who acted: the account's owner, an administrator, or the provider itself.

@@ -10,7 +10,8 @@ public protocol ClientStore: Sendable {
     func currentClient(id: String) async throws -> Client?
     func insert(_ client: Client) async throws
     /// The app-link settings of every client that has some (for the association files).
-    func clientAppLinks() async throws -> [ClientAppLinks]
+    /// The app links of every client that has some, and whether the client is an authenticator app.
+    func clientAppLinks() async throws -> [(links: ClientAppLinks, authenticator: Bool)]
     /// Clients by name (then id), starting after `cursor`.
     func clients(after cursor: ClientCursor?, limit: Int) async throws -> [Client]
     /// Writes the client's settings when its version is still `version` (and counts the

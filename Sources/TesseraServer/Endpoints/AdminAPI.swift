@@ -228,7 +228,8 @@ public struct AdminAPI: Sendable {
     }
 
     static let clientMembers: Set<String> = ["client_name", "redirect_uris", "post_logout_redirect_uris", "scope", "grant_types",
-                                             "first_party", "resource_server", "link_domains", "ios_apps", "android_apps", "jwks"]
+                                             "first_party", "resource_server", "link_domains", "ios_apps", "android_apps", "jwks",
+                                             "require_pushed_authorization_requests", "authenticator", "device_sso_group"]
 
     func createClient(_ call: AdminCall, by admin: Administrator) async throws -> AdminAnswer {
         let body = try call.requiredBody()
@@ -242,6 +243,9 @@ public struct AdminAPI: Sendable {
         if let grants = try body.strings("grant_types") { registration.grantTypes = grants }
         registration.firstParty = try body.bool("first_party") ?? false
         registration.resourceServer = try body.bool("resource_server") ?? false
+        registration.requirePushedRequests = try body.bool("require_pushed_authorization_requests") ?? false
+        registration.authenticator = try body.bool("authenticator") ?? false
+        registration.deviceSSOGroup = try body.string("device_sso_group")
         registration.jwks = try body.decoded("jwks", as: JWKSet.self)
         registration.assertionIssuer = try body.string("assertion_issuer")
         registration.assertionLifetime = try body.int("assertion_lifetime")
@@ -275,6 +279,9 @@ public struct AdminAPI: Sendable {
         changes.grantTypes = try body.strings("grant_types")
         changes.firstParty = try body.bool("first_party")
         changes.resourceServer = try body.bool("resource_server")
+        changes.requirePushedRequests = try body.bool("require_pushed_authorization_requests")
+        changes.authenticator = try body.bool("authenticator")
+        if body.has("device_sso_group") { changes.deviceSSOGroup = .some(try body.string("device_sso_group")) }
         changes.jwks = try body.decoded("jwks", as: JWKSet.self)
         if ["link_domains", "ios_apps", "android_apps"].contains(where: body.has) {
             changes.appLinks = try appLinks(body, default: try await provider.clientAdministration.client(id: call.id).appLinks)

@@ -182,7 +182,9 @@ enum AdminWire {
                 .object(["package_name": .string(app.packageName), "sha256_cert_fingerprints": strings(app.certificateFingerprints)])
             }),
             "created_at": .int(client.createdAt), "version": .int(client.version),
+            "require_pushed_authorization_requests": .bool(client.requirePushedRequests), "authenticator": .bool(client.authenticator),
         ]
+        if let group = client.deviceSSOGroup { object["device_sso_group"] = .string(group) }
         if let jwks = client.jwks, let value = try? JSONDecoder().decode(JSONValue.self, from: CanonicalJSON.encode(jwks)) {
             object["jwks"] = value
         }

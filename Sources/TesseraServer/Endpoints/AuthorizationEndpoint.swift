@@ -25,7 +25,13 @@ struct AuthorizationEndpoint {
             return errorPage(error, request: request, locales: [])
         }
         let locales = (parameters["ui_locales"] ?? "").split(separator: " ").map(String.init)
-        switch try await authorizer.validate(parameters) {
+        // A pushed request (RFC 9126): only client_id and request_uri count here.
+        let validated = if let requestURI = parameters["request_uri"], !parameters.duplicates.contains("request_uri") {
+            try await authorizer.resolve(requestURI: requestURI, clientID: parameters["client_id"])
+        } else {
+            try await authorizer.validate(parameters)
+        }
+        switch validated {
         case .failure(.page(let error)):
             provider.logger.info("authorization request refused", metadata: ["error": "\(error)"])
             return errorPage(error, request: request, locales: locales)
@@ -35,6 +41,10 @@ struct AuthorizationEndpoint {
             let session = try await BrowserSessions(provider: provider).current(request)
             let outcome = try await authorizer.decide(authorization, client: client, session: session, signedInNow: false,
                                                       address: context.addressKey)
+            if case .startSession(let interaction, let userID, let amr, let continued, let client) = outcome {
+                // A hand-off ticket signed the person in; consent needs a page, and the page a session.
+                return try await signedIn(userID: userID, amr: amr, continued, client: client, interaction: interaction, request: request)
+            }
             return respond(outcome, request: request, locales: locales)
         }
     }
@@ -100,6 +110,8 @@ struct AuthorizationEndpoint {
         switch outcome {
         case .errorPage(let error):
             return errorPage(error, request: request, locales: locales)
+        case .startSession:
+            return errorPage(.serverError(detail: "a session to start reached the page renderer"), request: request, locales: locales)
         case .respond(let target, let parameters):
             switch target.mode {
             case .query, .fragment:

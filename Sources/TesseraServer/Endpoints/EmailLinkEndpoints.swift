@@ -303,11 +303,29 @@ struct EmailLinkEndpoints {
     /// Apple's universal links: every registered iOS app opens the sign-in links.
     func appleAssociation() async throws -> Response {
         let appIDs = try await provider.clients.appleAppIDs()
-        let document: JSONValue = .object([
-            "applinks": .object(["details": .array(appIDs.isEmpty ? [] : [.object([
-                "appIDs": .array(appIDs.map(JSONValue.string)),
+        let authenticators = try await provider.clients.authenticatorAppleAppIDs()
+        var details: [JSONValue] = []
+        if !authenticators.isEmpty {
+            // First: iOS takes the first entry that matches an app. A partner's request link opens
+            // the authenticator app, and the browser (the hosted login) where it is not installed.
+            details.append(.object([
+                "appIDs": .array(authenticators.map(JSONValue.string)),
+                "components": .array([
+                    .object(["/": .string(Endpoint.authorization.path), "?": .object(["request_uri": "*"]),
+                             "comment": "Partner apps' sign-in requests, approved in the authenticator app"]),
+                    .object(["/": .string("/emaillink/*"), "comment": "Tessera email sign-in links"]),
+                ]),
+            ]))
+        }
+        let others = appIDs.filter { !authenticators.contains($0) }
+        if !others.isEmpty {
+            details.append(.object([
+                "appIDs": .array(others.map(JSONValue.string)),
                 "components": .array([.object(["/": .string("/emaillink/*"), "comment": "Tessera email sign-in links"])]),
-            ])])]),
+            ]))
+        }
+        let document: JSONValue = .object([
+            "applinks": .object(["details": .array(details)]),
             "webcredentials": .object(["apps": .array(appIDs.map(JSONValue.string))]),
         ])
         return DiscoveryEndpoint.publicJSON(try CanonicalJSON.encode(document))

@@ -170,9 +170,7 @@ func cspSource(for uri: String) -> String {
 
 /// Appends parameters to a URL's query or fragment.
 func appending(_ parameters: [(String, String)], to uri: String, inFragment: Bool) -> String {
-    let encoded = RequestParameters.encode(parameters)
-    if inFragment { return uri + "#" + encoded }
-    return uri + (uri.contains("?") ? "&" : "?") + encoded
+    RequestParameters.appending(parameters, to: uri, inFragment: inFragment)
 }
 
 /// A sign-in on a hosted page (an email link, a code, an upstream provider) found the account

@@ -64,6 +64,8 @@ struct LogoutEndpoint {
             return response
         }
         if let session { try await provider.sessions.end(session) }
+        // An ID token of a Native SSO device session names it: signing out ends it for every app of the group.
+        if let sid = hint?.claims["sid"]?.stringValue, hint?.claims["ds_hash"] != nil { try await provider.deviceSessions.end(sid) }
 
         var response: Response
         if let redirect {

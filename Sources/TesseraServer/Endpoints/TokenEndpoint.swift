@@ -23,8 +23,8 @@ struct TokenEndpoint {
         guard let grant = provider.grants.grant(for: grantType) else {
             throw OAuthError(.unsupportedGrantType, "The grant type '\(grantType)' is not supported.")
         }
-        // First-party apps may exchange their users' upstream identity tokens without registering the grant.
-        guard client.grantTypes.contains(grantType) || (grantType == GrantType.tokenExchange && client.firstParty) else {
+        // First-party apps (upstream identity tokens) and Native SSO groups exchange without registering the grant.
+        guard client.grantTypes.contains(grantType) || (grantType == GrantType.tokenExchange && TokenExchangeGrant.allows(client)) else {
             throw OAuthError(.unauthorizedClient, "This client is not allowed the grant type '\(grantType)'.")
         }
         // No language: /token's grants send no mail.

@@ -33,9 +33,13 @@ struct AuthorizationDraft {
     var prompt: [String] = []
     var maxAge: Int64?
     var hintedSubject: String?
+    var handoffTicketHash: String?
+    /// The request arrived at the pushed authorization request endpoint (RFC 9126).
+    let pushed: Bool
 
-    init(_ parameters: RequestParameters) {
+    init(_ parameters: RequestParameters, pushed: Bool = false) {
         self.parameters = parameters
+        self.pushed = pushed
     }
 
     /// The verified client and where its answers go; a check that runs before they are
@@ -54,7 +58,8 @@ struct AuthorizationDraft {
             clientID: client.id, redirectURI: target.redirectURI, responseMode: target.mode, state: target.state,
             nonce: parameters["nonce"], scope: scope, claims: claims, claimScopes: ScopeSet(claimScopes),
             codeChallenge: codeChallenge, prompt: prompt, maxAge: maxAge, loginHint: parameters["login_hint"],
-            hintedSubject: hintedSubject, uiLocales: (parameters["ui_locales"] ?? "").split(separator: " ").map(String.init))
+            hintedSubject: hintedSubject, uiLocales: (parameters["ui_locales"] ?? "").split(separator: " ").map(String.init),
+            handoffTicketHash: handoffTicketHash)
     }
 }
 
@@ -63,14 +68,14 @@ extension Authorizer {
     /// Parameters that must not repeat (RFC 6749 §3.1).
     static let singleParameters = ["client_id", "redirect_uri", "response_type", "response_mode", "scope", "state", "nonce",
                                    "code_challenge", "code_challenge_method", "prompt", "max_age", "login_hint",
-                                   "id_token_hint", "ui_locales", "request", "request_uri", "claims"]
+                                   "id_token_hint", "ui_locales", "request", "request_uri", "claims", "handoff_ticket"]
     /// The longest value, in bytes, of each parameter a request keeps while the user signs in;
     /// a longer one is refused (`invalid_request`) rather than stored, and a too long `state`
     /// is not sent back.
     static let maximumLengths: KeyValuePairs<String, Int> = [
         "state": 2048, "nonce": 512, "scope": 2048, "claims": 8192, "login_hint": 320, "id_token_hint": 8192,
         "ui_locales": 256, "prompt": 64, "max_age": 20, "response_type": 64, "response_mode": 32,
-        "code_challenge": 128, "code_challenge_method": 16,
+        "code_challenge": 128, "code_challenge_method": 16, "handoff_ticket": 128,
     ]
 
     /// Every check, in the order it runs.
@@ -100,6 +105,12 @@ extension Authorizer {
             draft.target = ResponseTarget(redirectURI: redirectURI, mode: mode, state: echoState ? parameters["state"] : nil)
             return nil
         },
+        // RFC 9126 §5: a client registered with require_pushed_authorization_requests pushes every request.
+        AuthorizationCheck("pushed requests") { _, draft in
+            guard !draft.pushed, try draft.trusted().client.requirePushedRequests else { return nil }
+            return .invalidRequest("This client must push its authorization requests (RFC 9126): send them to the "
+                                   + "pushed_authorization_request_endpoint, then only client_id and request_uri here.")
+        },
         AuthorizationCheck("parameter sizes") { _, draft in
             guard let (name, limit) = Self.maximumLengths.first(where: { (draft.parameters[$0]?.utf8.count ?? 0) > $1 }) else { return nil }
             return .invalidRequest("The \(name) parameter is longer than \(limit) bytes.")
@@ -113,7 +124,10 @@ extension Authorizer {
         },
         AuthorizationCheck("request objects") { _, draft in
             if draft.parameters["request"] != nil { return OAuthError(.requestNotSupported, "Request objects are not supported.") }
-            if draft.parameters["request_uri"] != nil { return OAuthError(.requestURINotSupported, "request_uri is not supported.") }
+            if draft.parameters["request_uri"] != nil {
+                // A request_uri is resolved before the checks; one inside a pushed request is refused (RFC 9126 §2.1).
+                return .invalidRequest("request_uri can't be part of a pushed authorization request.")
+            }
             return nil
         },
         AuthorizationCheck("response_type") { _, draft in
@@ -164,6 +178,13 @@ extension Authorizer {
             draft.maxAge = seconds
             return nil
         },
+        // A hand-off ticket from an authenticator app: checked when the request is decided, where it is used.
+        AuthorizationCheck("handoff_ticket") { _, draft in
+            guard let ticket = draft.parameters["handoff_ticket"] else { return nil }
+            guard !ticket.isEmpty else { return .invalidRequest("handoff_ticket is empty.") }
+            draft.handoffTicketHash = tokenHash(ticket)
+            return nil
+        },
         AuthorizationCheck("id_token_hint") { authorizer, draft in
             guard let hint = draft.parameters["id_token_hint"] else { return nil }
             let client = try draft.trusted().client
@@ -198,9 +219,6 @@ extension Authorizer {
     /// A verified `id_token_hint`: an ID token this provider signed (expiry doesn't matter
     /// for a hint). Which client it must be for is the caller's check.
     package func idTokenHint(_ token: String) -> JWT? {
-        guard let jwt = try? JWT(parsing: token), (try? keys.verify(jwt)) != nil, jwt.issuer == issuer, jwt.type != "at+jwt" else {
-            return nil
-        }
-        return jwt
+        tokenIssuer.verifiedIDToken(token)
     }
 }

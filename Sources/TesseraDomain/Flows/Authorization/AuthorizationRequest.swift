@@ -29,6 +29,9 @@ public struct AuthorizationRequest: Sendable, Codable, Equatable {
     /// `sub` of a verified `id_token_hint`.
     public var hintedSubject: String?
     public var uiLocales: [String]
+    /// The hash of a hand-off ticket the request carries (`handoff_ticket`): the person an
+    /// authenticator app handed over, signed in without a page.
+    public var handoffTicketHash: String?
 
     public var isOpenID: Bool { scope.contains(ScopeCatalogue.openid) }
 
@@ -58,4 +61,28 @@ public enum AuthorizationOutcome: Sendable {
     case login(interaction: String, AuthorizationRequest, Client)
     /// Ask the user to allow `scopes`; `essential` are those the client marked essential.
     case consent(interaction: String, AuthorizationRequest, Client, User, scopes: ScopeSet, essential: Set<String>)
+    /// The user is known without a page (a hand-off ticket) but must consent: start a browser
+    /// session for them, then decide again with the session.
+    case startSession(interaction: String, userID: String, amr: [String], AuthorizationRequest, Client)
+}
+
+/// Who signed in, when and how: what a code, and so the tokens, record of the sign-in.
+public struct Authentication: Sendable, Equatable {
+    public var userID: String
+    public var authTime: Int64
+    public var amr: [String]
+    /// The ID tokens' `sid`.
+    public var sid: String
+
+    package init(userID: String, authTime: Int64, amr: [String], sid: String) {
+        self.userID = userID
+        self.authTime = authTime
+        self.amr = amr
+        self.sid = sid
+    }
+}
+
+extension BrowserSession {
+    /// The sign-in this session stands for.
+    public var authentication: Authentication { Authentication(userID: userID, authTime: authTime, amr: amr, sid: sid) }
 }

@@ -18,11 +18,14 @@ public struct Authorizer: Sendable {
     let interactionLifetime: Int64
     let limits: WorkLimits
     let audit: AuditTrail
+    let crossApp: any CrossAppStore
 
     package init(issuer: String, clients: any ClientStore, users: any UserStore, consents: any ConsentStore,
-                 interactions: any InteractionStore, grants: any GrantStore, keys: KeyRing, tokenIssuer: TokenIssuer,
-                 clock: WallClock, codeLifetime: Int64, interactionLifetime: Int64, limits: WorkLimits, audit: AuditTrail) {
+                 interactions: any InteractionStore, grants: any GrantStore, crossApp: any CrossAppStore, keys: KeyRing,
+                 tokenIssuer: TokenIssuer, clock: WallClock, codeLifetime: Int64, interactionLifetime: Int64, limits: WorkLimits,
+                 audit: AuditTrail) {
         self.audit = audit
+        self.crossApp = crossApp
         self.issuer = issuer
         self.clients = clients
         self.users = users
@@ -42,8 +45,10 @@ public struct Authorizer: Sendable {
     /// Validates a request through ``checks``, in order. A failing check's error goes back to
     /// the redirect URI only when the check is redirectable; before the client and its
     /// redirect URI are verified, errors become error pages.
-    public func validate(_ parameters: RequestParameters) async throws -> Result<(AuthorizationRequest, Client), AuthorizationFailure> {
-        var draft = AuthorizationDraft(parameters)
+    /// `pushed`: the request came to the pushed authorization request endpoint (RFC 9126).
+    public func validate(_ parameters: RequestParameters, pushed: Bool = false) async throws
+        -> Result<(AuthorizationRequest, Client), AuthorizationFailure> {
+        var draft = AuthorizationDraft(parameters, pushed: pushed)
         for check in Self.checks {
             guard var error = try await check.run(self, &draft) else { continue }
             error.redirectable = check.redirectable && draft.target != nil
@@ -64,6 +69,9 @@ public struct Authorizer: Sendable {
         let target = ResponseTarget(redirectURI: request.redirectURI, mode: request.responseMode, state: request.state)
         let now = clock.now()
         let promptNone = request.prompt.contains("none")
+        if let ticketHash = request.handoffTicketHash {
+            return try await decideHandoff(request, ticketHash: ticketHash, client: client, interaction: interaction, address: address)
+        }
 
         var user: User?
         if let session { user = try await users.user(id: session.userID) }
@@ -94,7 +102,7 @@ public struct Authorizer: Sendable {
             return .consent(interaction: id, request, client, user, scopes: ask,
                             essential: essential)
         }
-        return try await issueCode(request, session: session, target: target)
+        return try await issueCode(request, by: session.authentication, target: target)
     }
 
     /// The scopes the consent page must ask for, or nil when none (OpenID Connect Core §3.1.2.4).
@@ -118,16 +126,16 @@ public struct Authorizer: Sendable {
         guard allowed else { return respondError(target, OAuthError(.accessDenied, "The user declined the request.")) }
         try await consents.recordConsent(userID: session.userID, clientID: client.id, scopes: request.consentScopes, now: clock.now())
         await audit.record(.consentGiven, userID: session.userID, clientID: client.id, detail: request.consentScopes.description)
-        return try await issueCode(request, session: session, target: target)
+        return try await issueCode(request, by: session.authentication, target: target)
     }
 
-    func issueCode(_ request: AuthorizationRequest, session: BrowserSession, target: ResponseTarget) async throws -> AuthorizationOutcome {
+    func issueCode(_ request: AuthorizationRequest, by authentication: Authentication, target: ResponseTarget) async throws -> AuthorizationOutcome {
         let code = SecureRandom.token()
         let now = clock.now()
         try await grants.insertCode(codeHash: tokenHash(code), AuthorizationCodeRecord(
-            clientID: request.clientID, userID: session.userID, redirectURI: request.redirectURI, scope: request.scope,
-            claims: request.claims, nonce: request.nonce, codeChallenge: request.codeChallenge, authTime: session.authTime, amr: session.amr,
-            sid: session.sid, expiresAt: now + codeLifetime), now: now)
+            clientID: request.clientID, userID: authentication.userID, redirectURI: request.redirectURI, scope: request.scope,
+            claims: request.claims, nonce: request.nonce, codeChallenge: request.codeChallenge, authTime: authentication.authTime,
+            amr: authentication.amr, sid: authentication.sid, expiresAt: now + codeLifetime), now: now)
         var parameters = [("code", code)]
         if let state = request.state { parameters.append(("state", state)) }
         parameters.append(("iss", issuer))
