@@ -1,9 +1,16 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// Platform versions are package-wide in SwiftPM. Apps adopt the SDK (`TesseraAuth`) on iOS 15 and
+// macOS 12, so those are declared; its targets use nothing newer (no Synchronization, no Clock or
+// Duration outside the loopback listener, which says macOS 13). The server needs macOS 15
+// (Hummingbird, Mutex): on Linux, where Apple's versions don't apply, nothing is to be done; to
+// build the server on a Mac, set TESSERA_SERVER_ON_MAC=1 (docs/sdk.md#platforms).
+let serverOnMac = Context.environment["TESSERA_SERVER_ON_MAC"] != nil
+
 let package = Package(
     name: "tessera",
-    platforms: [.macOS(.v15), .iOS(.v18)],
+    platforms: serverOnMac ? [.macOS(.v15), .iOS(.v18)] : [.macOS(.v12), .iOS(.v15)],
     products: [
         .executable(name: "tessera", targets: ["tessera"]),
         .library(name: "TesseraCore", targets: ["TesseraCore"]),

@@ -20,6 +20,15 @@ public struct URLSessionTransport: HTTPTransport {
         self.timeout = timeout
     }
 
+    /// The session of requests that don't follow redirects: its delegate answers every redirect
+    /// with the redirect itself.
+    static let nonRedirectingSession: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = nil
+        configuration.urlCache = nil
+        return URLSession(configuration: configuration, delegate: RedirectRefuser(), delegateQueue: nil)
+    }()
+
     /// Sends `request` through the session, bypassing its cache and cookie store.
     public func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportResponse {
         var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
@@ -28,7 +37,9 @@ public struct URLSessionTransport: HTTPTransport {
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         urlRequest.httpBody = request.body
         do {
-            let (data, response) = try await session.data(for: urlRequest)
+            let (data, response) = request.followsRedirects
+                ? try await session.data(for: urlRequest)
+                : try await Self.nonRedirectingSession.data(for: urlRequest)
             guard let http = response as? HTTPURLResponse else {
                 throw AuthError.network("\(request.url) did not answer over HTTP")
             }
@@ -46,5 +57,13 @@ public struct URLSessionTransport: HTTPTransport {
         } catch {
             throw AuthError.network("\(request.method) \(request.url) failed: \(error.localizedDescription)")
         }
+    }
+}
+
+/// Hands a redirect back as the answer instead of following it.
+private final class RedirectRefuser: NSObject, URLSessionTaskDelegate, Sendable {
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+        completionHandler(nil)
     }
 }

@@ -57,6 +57,9 @@ public struct AuthRequest: Sendable, Equatable, Codable {
     public var maxAge: Int?
     /// `claims` (OpenID Connect Core §5.5): individual claims asked for.
     public var claims: ClaimsRequest?
+    /// `handoff_ticket`: the ticket an authenticator app handed over in the deep link that opened
+    /// this app (``AuthUtils/ssoTicket(from:)``); the provider signs its user in without a page.
+    public var handoffTicket: String?
     /// Any other parameter, sent as is. Standard parameters set above win over a duplicate here.
     public var additionalParameters: [String: String]
 
@@ -65,6 +68,7 @@ public struct AuthRequest: Sendable, Equatable, Codable {
     enum CodingKeys: String, CodingKey {
         case clientID = "clientId", scope, state, nonce, redirectURI = "redirectUri", codeChallenge, codeChallengeMethod
         case codeVerifier, ssoBaseURL = "ssoBaseUrl", responseMode, prompt, loginHint, uiLocales, maxAge, claims, additionalParameters
+        case handoffTicket
     }
 
     /// A request with fresh `state`, `nonce` and PKCE verifier (S256).
@@ -116,6 +120,7 @@ public struct AuthRequest: Sendable, Equatable, Codable {
         if let uiLocales { pairs.append(("ui_locales", uiLocales)) }
         if let maxAge { pairs.append(("max_age", String(maxAge))) }
         if let claims, let data = try? CanonicalJSON.encode(claims) { pairs.append(("claims", String(decoding: data, as: UTF8.self))) }
+        if let handoffTicket { pairs.append(("handoff_ticket", handoffTicket)) }
         let standard = Set(pairs.map(\.0))
         for (name, value) in additionalParameters.sorted(by: { $0.key < $1.key }) where !standard.contains(name) {
             pairs.append((name, value))
@@ -214,6 +219,15 @@ public enum AuthUtils {
             if let string = base.string { return string }
         }
         return nil
+    }
+
+    /// The hand-off ticket an authenticator app put in the deep link that opened this app (query
+    /// or fragment member `handoff_ticket`), for ``AuthRequest/handoffTicket``; nil when there is none.
+    public static func ssoTicket(from url: URL?) -> String? {
+        guard let url, let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
+        let pairs = FormEncoding.pairs(components.percentEncodedQuery ?? "") + FormEncoding.pairs(components.percentEncodedFragment ?? "")
+        guard let ticket = pairs.first(where: { $0.0 == "handoff_ticket" })?.1, !ticket.isEmpty, ticket.count <= 128 else { return nil }
+        return ticket
     }
 
     /// Whether `host` is a loopback address literal or `localhost` (RFC 8252 §7.3, §8.3).

@@ -9,39 +9,8 @@ import TesseraCore
 /// never sees the user's password. Tests conform with a headless agent that submits the login
 /// form over HTTP; command-line tools use ``LoopbackUserAgent``.
 ///
-/// On iOS and macOS an app adapts `ASWebAuthenticationSession` in a few lines:
-///
-/// ```swift
-/// import AuthenticationServices
-/// import TesseraAuth
-///
-/// @MainActor
-/// final class WebAuthenticationSessionAgent: NSObject, ExternalUserAgent,
-///                                            ASWebAuthenticationPresentationContextProviding {
-///     private let anchor: ASPresentationAnchor
-///     init(anchor: ASPresentationAnchor) { self.anchor = anchor }
-///
-///     func present(_ url: URL, redirectURI: String) async throws -> URL {
-///         let scheme = URL(string: redirectURI)?.scheme
-///         return try await withCheckedThrowingContinuation { continuation in
-///             let session = ASWebAuthenticationSession(url: url, callbackURLScheme: scheme) { callback, error in
-///                 if let callback {
-///                     continuation.resume(returning: callback)
-///                 } else if let error = error as? ASWebAuthenticationSessionError, error.code == .canceledLogin {
-///                     continuation.resume(throwing: AuthError(.cancelled, "the user closed the sign-in page"))
-///                 } else {
-///                     continuation.resume(throwing: AuthError(.network, error?.localizedDescription ?? "sign-in failed"))
-///                 }
-///             }
-///             session.presentationContextProvider = self
-///             session.prefersEphemeralWebBrowserSession = false   // keep the provider's session: silent SSO
-///             session.start()
-///         }
-///     }
-///
-///     func presentationAnchor(for session: ASWebAuthenticationSession) -> ASPresentationAnchor { anchor }
-/// }
-/// ```
+/// On iOS and macOS, `TesseraAuth`'s `WebAuthenticationSessionAgent` is this protocol over
+/// `ASWebAuthenticationSession` (iOS 15, macOS 12).
 public protocol ExternalUserAgent: Sendable {
     /// Shows `url` (an authorization or logout URL) and returns the URL the provider redirected
     /// the browser to at `redirectURI`, query or fragment included.
@@ -77,6 +46,7 @@ extension ExternalUserAgent {
 /// let agent = LoopbackUserAgent(listener: listener) { url in openInBrowser(url) }
 /// let result = try await client.authorize(request, using: agent)
 /// ```
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public struct LoopbackUserAgent: ExternalUserAgent {
     /// The listener whose ``LoopbackRedirectListener/redirectURI`` the request uses.
     public let listener: LoopbackRedirectListener

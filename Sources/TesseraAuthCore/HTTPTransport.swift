@@ -10,6 +10,9 @@ public struct HTTPTransportRequest: Sendable, Equatable {
     public var headers: [String: String]
     /// The body, for a POST.
     public var body: Data?
+    /// Whether a redirect is followed (the default) or answered as it is, `Location` and all: the
+    /// SDK reads an authorization endpoint's redirect itself when nothing needs a page.
+    public var followsRedirects = true
 
     /// A request; `GET` without a body unless told otherwise.
     public init(method: String = "GET", url: URL, headers: [String: String] = [:], body: Data? = nil) {

@@ -340,13 +340,10 @@ public struct LoginButton: Sendable, Equatable {
                 + "fill=\"\(layout.background.hex)\"/>"
         }
         // The mark: four tiles, a tessera's mosaic.
-        let frame = layout.logoFrame
-        let gap = Swift.max(1, (frame.width * 0.1).rounded())
-        let tile = (frame.width - gap) / 2
         svg += "<g fill=\"\(layout.markColor.hex)\">"
-        for (column, row) in [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (1.0, 1.0)] {
-            svg += "<rect x=\"\(n(frame.x + column * (tile + gap)))\" y=\"\(n(frame.y + row * (tile + gap)))\" "
-                + "width=\"\(n(tile))\" height=\"\(n(tile))\" rx=\"\(n(tile * 0.25))\"/>"
+        for tile in layout.markTiles {
+            svg += "<rect x=\"\(n(tile.x))\" y=\"\(n(tile.y))\" "
+                + "width=\"\(n(tile.width))\" height=\"\(n(tile.height))\" rx=\"\(n(layout.markTileRadius))\"/>"
         }
         svg += "</g>"
         let baseline = layout.height / 2 + layout.fontSize * 0.35
@@ -407,6 +404,24 @@ public struct LoginButtonLayout: Sendable, Equatable {
     public var markColor: LoginButton.Color
     /// The border (white style only).
     public var border: LoginButton.Color?
+
+    /// The brand mark's four tiles (a tessera's mosaic) inside ``logoFrame``, as every renderer
+    /// draws them: the SVG, the SwiftUI view and the UIKit control.
+    public var markTiles: [Rect] {
+        let gap = Swift.max(1, (logoFrame.width * 0.1).rounded())
+        let tile = (logoFrame.width - gap) / 2
+        return [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (1.0, 1.0)].map { column, row in
+            Rect(x: logoFrame.x + column * (tile + gap), y: logoFrame.y + row * (tile + gap), width: tile, height: tile)
+        }
+    }
+
+    /// The corner radius of each of ``markTiles``.
+    public var markTileRadius: Double { (markTiles.first?.width ?? 0) * 0.25 }
+
+    /// A colour's components from 0 to 1, as SwiftUI's `Color` and UIKit's `UIColor` take them.
+    public static func components(_ color: LoginButton.Color) -> (red: Double, green: Double, blue: Double) {
+        (Double(color.red) / 255, Double(color.green) / 255, Double(color.blue) / 255)
+    }
 }
 
 /// How wide text is, so layout stays pure: a width per character, in ems (multiples of the

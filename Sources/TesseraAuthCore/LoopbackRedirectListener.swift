@@ -16,6 +16,10 @@ import Darwin
 /// registered `http://127.0.0.1/callback`. It answers the browser with a small page saying the
 /// window can be closed, and hands the full callback URL to the caller. Plain POSIX sockets:
 /// no server framework is involved and nothing listens beyond the one sign-in.
+///
+/// For command-line tools and desktop apps on macOS 13 or later and Linux (it times out with
+/// `Duration`); iOS apps and older macOS use ``ExternalUserAgent`` over `ASWebAuthenticationSession`.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public final class LoopbackRedirectListener: Sendable {
     /// The port the operating system gave the listener.
     public let port: UInt16

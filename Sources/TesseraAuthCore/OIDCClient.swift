@@ -73,6 +73,8 @@ public final class OIDCClient: Sendable {
     public enum TokenTypeHint: String, Sendable {
         case accessToken = "access_token"
         case refreshToken = "refresh_token"
+        /// A Native SSO device secret: revoking it ends the device session for every app of the group.
+        case deviceSecret = "device_secret"
     }
 
     /// The client's configuration.
@@ -235,7 +237,7 @@ public final class OIDCClient: Sendable {
 
     /// A form POST with client authentication: `client_secret_basic` for a confidential client,
     /// `client_id` in the body for a public one (RFC 6749 §2.3.1, §3.2.1).
-    private func post(to endpoint: String, _ parameters: [(String, String)], name: String) async throws -> Data {
+    func post(to endpoint: String, _ parameters: [(String, String)], name: String, success: Int = 200) async throws -> Data {
         guard let url = URL(string: endpoint) else { throw AuthError(.discovery, "the \(name) '\(endpoint)' is not a URL") }
         try AuthRequest.checkEndpoint(url, name: name)
         var parameters = parameters
@@ -252,7 +254,7 @@ public final class OIDCClient: Sendable {
         }
         let response = try await transport.send(HTTPTransportRequest(method: "POST", url: url, headers: headers,
                                                                      body: Data(FormEncoding.encode(parameters).utf8)))
-        guard response.status == 200 else { throw Self.protocolError(response, name: name) }
+        guard response.status == success else { throw Self.protocolError(response, name: name) }
         return response.body
     }
 
@@ -399,6 +401,10 @@ public struct AuthorizationResult: Sendable, Equatable {
 
     /// The signed-in user, from the ID token.
     public var user: AuthUser? { AuthUser(idToken: idToken) }
+
+    /// Seed 000's `appToken` "for seamless sign-in": the Native SSO device secret, present when
+    /// the sign-in asked for `device_sso` (share it with ``TokenSet/deviceSession``).
+    public var appToken: String? { tokens.deviceSecret }
 }
 
 /// The discovery document and one in-flight fetch shared by concurrent callers.

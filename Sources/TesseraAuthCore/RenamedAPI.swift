@@ -78,6 +78,7 @@ extension IDTokenValidator {
     }
 }
 
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension LoopbackRedirectListener {
     @available(*, deprecated, renamed: "redirectURI")
     public var redirectUri: String { redirectURI }

@@ -23,6 +23,9 @@ public struct TokenSet: Sendable, Equatable, Codable {
     public var issuer: String?
     /// The client the tokens were issued to.
     public var clientID: String?
+    /// OpenID Connect Native SSO: the device session's secret, with ``idToken`` what the vendor's
+    /// other apps on the device exchange for their own tokens (``OIDCClient/signIn(deviceSession:scope:)``).
+    public var deviceSecret: String?
 
     /// A token set from its parts.
     public init(accessToken: String, tokenType: String = "Bearer", expiresAt: Date? = nil, refreshToken: String? = nil,
@@ -45,6 +48,17 @@ public struct TokenSet: Sendable, Equatable, Codable {
                   idToken: response.idToken ?? previous?.idToken,
                   scope: response.scope ?? previous?.scope,
                   issuer: issuer ?? previous?.issuer, clientID: clientID ?? previous?.clientID)
+        deviceSecret = response.deviceSecret ?? previous?.deviceSecret
+    }
+
+    /// What the vendor's other apps need to sign in (Native SSO): the ID token and the device
+    /// secret, without this app's access and refresh tokens. Save it in the store the apps share
+    /// (a ``KeychainTokenStore`` with their keychain access group); nil without a device secret.
+    public var deviceSession: TokenSet? {
+        guard let deviceSecret, let idToken else { return nil }
+        var session = TokenSet(accessToken: "", idToken: idToken, issuer: issuer, clientID: clientID)
+        session.deviceSecret = deviceSecret
+        return session
     }
 
     /// Whether the access token is still good for at least `margin` seconds at `now`.
@@ -66,6 +80,7 @@ public struct TokenSet: Sendable, Equatable, Codable {
         case scope
         case issuer
         case clientID = "client_id"
+        case deviceSecret = "device_secret"
     }
 
     /// Decodes the stored JSON; a missing `token_type` is `Bearer`.
@@ -79,6 +94,7 @@ public struct TokenSet: Sendable, Equatable, Codable {
         scope = try container.decodeIfPresent(String.self, forKey: .scope)
         issuer = try container.decodeIfPresent(String.self, forKey: .issuer)
         clientID = try container.decodeIfPresent(String.self, forKey: .clientID)
+        deviceSecret = try container.decodeIfPresent(String.self, forKey: .deviceSecret)
     }
 
     /// Encodes with the wire names and `expires_at` in whole Unix seconds.
@@ -92,6 +108,7 @@ public struct TokenSet: Sendable, Equatable, Codable {
         try container.encodeIfPresent(scope, forKey: .scope)
         try container.encodeIfPresent(issuer, forKey: .issuer)
         try container.encodeIfPresent(clientID, forKey: .clientID)
+        try container.encodeIfPresent(deviceSecret, forKey: .deviceSecret)
     }
 }
 

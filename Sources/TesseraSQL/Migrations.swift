@@ -404,6 +404,10 @@ enum Migrations {
             "ALTER TABLE grants ADD COLUMN device_session_id TEXT",
             "CREATE INDEX grants_device_session ON grants (device_session_id)",
         ]),
+        // The ds_hash of a device session's ID tokens, so refreshed ID tokens carry it too.
+        Migration(version: 17, name: "device_session_hash", statements: [
+            "ALTER TABLE device_sessions ADD COLUMN ds_hash TEXT",
+        ]),
     ]
 
     /// PostgreSQL's advisory-lock key for migrations (a fixed number, "tessera" in ASCII).

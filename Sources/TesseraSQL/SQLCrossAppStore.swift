@@ -77,10 +77,10 @@ extension SQLStore: CrossAppStore {
     public func insertDeviceSession(secretHash: String, _ session: DeviceSession) async throws {
         try await database.withDatabase { db in
             try await db.raw("""
-                INSERT INTO device_sessions (id, secret_hash, user_id, sso_group, auth_time, amr, created_at, expires_at)
+                INSERT INTO device_sessions (id, secret_hash, user_id, sso_group, auth_time, amr, created_at, expires_at, ds_hash)
                 VALUES (\(bind: session.id), \(bind: secretHash), \(bind: session.userID), \(bind: session.group),
                     \(bind: session.authTime), \(bind: session.amr.joined(separator: " ")), \(bind: session.createdAt),
-                    \(bind: session.expiresAt))
+                    \(bind: session.expiresAt), \(bind: session.dsHash))
                 """).run()
         }
     }
@@ -89,12 +89,24 @@ extension SQLStore: CrossAppStore {
         try await database.withDatabase { db in
             try await db.raw("""
                 SELECT * FROM device_sessions WHERE secret_hash = \(bind: secretHash) AND ended_at IS NULL AND expires_at > \(bind: now)
-                """).first().map { row in
-                DeviceSession(id: try row.string("id"), userID: try row.string("user_id"), group: try row.string("sso_group"),
-                              authTime: try row.int("auth_time"), amr: try row.string("amr").split(separator: " ").map(String.init),
-                              createdAt: try row.int("created_at"), expiresAt: try row.int("expires_at"))
-            }
+                """).first().map(Self.deviceSession)
         }
+    }
+
+    public func deviceSession(id: String, now: Int64) async throws -> DeviceSession? {
+        try await database.withDatabase { db in
+            try await db.raw("""
+                SELECT * FROM device_sessions WHERE id = \(bind: id) AND ended_at IS NULL AND expires_at > \(bind: now)
+                """).first().map(Self.deviceSession)
+        }
+    }
+
+    static func deviceSession(_ row: any SQLRow) throws -> DeviceSession {
+        var session = DeviceSession(id: try row.string("id"), userID: try row.string("user_id"), group: try row.string("sso_group"),
+                                    authTime: try row.int("auth_time"), amr: try row.string("amr").split(separator: " ").map(String.init),
+                                    createdAt: try row.int("created_at"), expiresAt: try row.int("expires_at"))
+        session.dsHash = try row.optionalString("ds_hash")
+        return session
     }
 
     @discardableResult

@@ -142,10 +142,11 @@ public final class Provider: Sendable {
         clientAdministration = ClientAdministration(store: store, audit: audit, clock: clock)
         userAdministration = UserAdministration(store: store, passwords: passwords, policy: PasswordPolicy(), audit: audit, clock: clock)
         userImport = UserImport(store: store, audit: audit, clock: clock, logger: logger)
-        let refreshGrant = RefreshTokenGrant(grants: store, tokens: userTokens, clock: clock,
+        deviceSessions = DeviceSessions(store: store, lifetime: configuration.refreshTokenLifetime, issuer: tokenIssuer, audit: audit,
+                                        clock: clock)
+        let refreshGrant = RefreshTokenGrant(grants: store, tokens: userTokens, deviceSessions: deviceSessions, clock: clock,
                                              reuseInterval: configuration.refreshTokenReuseInterval)
         appApprovals = AppApprovals(authorizer: authorizer, accessTokens: accessTokens, handoffLifetime: configuration.handoffTicketLifetime)
-        deviceSessions = DeviceSessions(store: store, lifetime: configuration.refreshTokenLifetime, audit: audit, clock: clock)
         grants = TokenEndpointGrants([
             AuthorizationCodeGrant(grants: store, tokens: userTokens, deviceSessions: deviceSessions, clock: clock),
             refreshGrant,

@@ -218,7 +218,8 @@ extension Clients {
     static func describe(_ client: [String: JSONValue]) -> String {
         Table.fields(client, ["client_id", "client_name", "client_secret", "token_endpoint_auth_method", "redirect_uris",
                               "post_logout_redirect_uris", "grant_types", "scope", "first_party", "subject_type", "resource_server",
-                              "link_domains", "ios_apps", "android_apps", "jwks", "created_at", "previous_secret_expires_at", "version"])
+                              "link_domains", "ios_apps", "android_apps", "jwks", "require_pushed_authorization_requests", "authenticator",
+                              "device_sso_group", "created_at", "previous_secret_expires_at", "version"])
     }
 
     struct Update: AsyncParsableCommand {
@@ -236,9 +237,17 @@ extension Clients {
         @Option(help: "true or false: an API that may introspect tokens carrying its scopes.") var resourceServer: Bool?
         @Option(help: "A domain email links may return to (repeatable; replaces them all).") var linkDomain: [String] = []
         @Option(help: "A JWK Set file: new keys for a private_key_jwt client.") var jwks: String?
+        @Option(help: "true or false: its authorization requests must be pushed first (RFC 9126).") var requirePar: Bool?
+        @Option(help: "true or false: the operator's app that approves other apps' sign-ins (first-party only).")
+        var authenticator: Bool?
+        @Option(name: .customLong("device-sso-group"), help: "Native SSO group; an empty value takes the client out of its group.")
+        var deviceSSOGroup: String?
 
         func run() async throws {
             var body: [String: JSONValue] = [:]
+            body["require_pushed_authorization_requests"] = requirePar.map(JSONValue.bool)
+            body["authenticator"] = authenticator.map(JSONValue.bool)
+            if let deviceSSOGroup { body["device_sso_group"] = deviceSSOGroup.isEmpty ? .null : .string(deviceSSOGroup) }
             body["client_name"] = name.map(JSONValue.string)
             if !redirectURI.isEmpty { body["redirect_uris"] = .array(redirectURI.map(JSONValue.string)) }
             if !postLogoutRedirectURI.isEmpty { body["post_logout_redirect_uris"] = .array(postLogoutRedirectURI.map(JSONValue.string)) }

@@ -23,6 +23,15 @@ struct Login: AsyncParsableCommand {
             appears on standard error and the code is read from standard input (a line; a wrong one can be \
             retyped up to twice). With --password-stdin the password is read from the first line of standard \
             input instead. The output is the same as the browser sign-in's.
+
+            Cross-app sign-in (docs/cross-app.md), the two sides run as two processes: with --authenticator the \
+            request is pushed (RFC 9126) and its link printed on standard error for the operator's authenticator \
+            app; the redirect that app sends back is awaited as above. With --approve LINK the command is the \
+            authenticator app: with the session a previous tessera login saved in --token-file (the authenticator \
+            client's), it shows what the partner asks for, approves (or with --deny denies) it, and opens the \
+            partner's redirect (an HTTP GET: the partner's loopback listener). --handoff-for CLIENT_ID --app-link URL \
+            prints the partner's deep link with a hand-off ticket; the partner's --handoff-link URL signs in with it \
+            (the authorization URL then signs in without a page).
             """)
 
     @Option(help: "The provider's issuer URL, e.g. http://127.0.0.1:8080.") var issuer: String
@@ -36,6 +45,16 @@ struct Login: AsyncParsableCommand {
     @Option(help: "With --native: the account's email address.") var email: String?
     @Flag(help: "With --native: read the password from the first line of standard input instead of signing in by code.")
     var passwordStdin = false
+    @Flag(help: "Sign in through the operator's authenticator app: push the request and print its link for that app.")
+    var authenticator = false
+    @Option(help: "Be the authenticator app: approve the partner's request LINK with the session in --token-file.")
+    var approve: String?
+    @Flag(help: "With --approve: deny the request instead.") var deny = false
+    @Option(help: "Be the authenticator app: print a deep link with a hand-off ticket for this partner client (needs --app-link).")
+    var handoffFor: String?
+    @Option(help: "With --handoff-for: the partner app's deep link to put the ticket in.") var appLink: String?
+    @Option(help: "Sign in with the hand-off ticket in this deep link (from the authenticator app), without a page.")
+    var handoffLink: String?
 
     /// Wrong codes retyped before giving up (the server limits attempts too).
     static let codeAttempts = 3
@@ -43,11 +62,23 @@ struct Login: AsyncParsableCommand {
     func validate() throws {
         if native, email?.isEmpty ?? true { throw ValidationError("--native needs --email ADDRESS") }
         if !native, email != nil || passwordStdin { throw ValidationError("--email and --password-stdin go with --native") }
+        let modes = [native, authenticator, approve != nil, handoffFor != nil, handoffLink != nil].filter { $0 }.count
+        if modes > 1 { throw ValidationError("--native, --authenticator, --approve, --handoff-for and --handoff-link exclude each other") }
+        if deny, approve == nil { throw ValidationError("--deny goes with --approve LINK") }
+        if (handoffFor == nil) != (appLink == nil) { throw ValidationError("--handoff-for CLIENT_ID and --app-link URL go together") }
     }
 
     func run() async throws {
         do {
-            if native { try await nativeSignIn() } else { try await signIn() }
+            if native {
+                try await nativeSignIn()
+            } else if let approve {
+                try await approveRequest(approve)
+            } else if let handoffFor, let appLink {
+                try await printHandoffLink(for: handoffFor, appLink: appLink)
+            } else {
+                try await signIn()
+            }
         } catch let error as any NativeAuthStepError {
             Self.report("tessera login: error: " + Self.message(for: error))
             throw ExitCode.failure
@@ -78,8 +109,67 @@ struct Login: AsyncParsableCommand {
                 + "Waiting for the browser to come back to \(listener.redirectURI) ...")
             if openBrowser { Self.openInBrowser(url) }
         }
-        let user = try await state.signIn(using: agent)
+        var request = client.makeRequest()
+        if let handoffLink {
+            guard let ticket = AuthUtils.ssoTicket(from: URL(string: handoffLink)) else {
+                throw AuthError(.configuration, "--handoff-link has no handoff_ticket")
+            }
+            request.handoffTicket = ticket
+        }
+        let user: AuthUser
+        if authenticator {
+            // The partner side of app-to-app: the authenticator app opens the link and sends the redirect back here.
+            let pushed = try await client.pushAuthorizationRequest(request)
+            Self.report("Open this link in the authenticator app (it works once, for \(pushed.expiresIn) seconds):\n\n"
+                + "    \(pushed.url.absoluteString)\n\nWaiting for the authenticator app to come back to \(listener.redirectURI) ...")
+            let callback = try await listener.waitForCallback(timeout: .seconds(timeout), expectedState: request.state)
+            user = try await state.handleRedirect(callback, for: request)
+        } else {
+            user = try await state.signIn(using: agent, request: request)
+        }
         try await Self.printClaims(of: state, user: user, store: store)
+    }
+
+    /// The authenticator app's session, from --token-file (saved by an earlier tessera login of its client).
+    func authenticatorSession() async throws -> AuthState {
+        guard let issuerURL = URL(string: issuer), issuerURL.scheme != nil, issuerURL.host != nil else {
+            throw AuthError(.configuration, "--issuer '\(issuer)' is not an absolute URL")
+        }
+        let client = OIDCClient(configuration: .init(issuer: issuerURL, clientID: clientID, redirectURI: "http://127.0.0.1/callback",
+                                                     scope: scope),
+                                transport: AsyncHTTPClientTransport())
+        let store = FileTokenStore(fileURL: tokenFile.map { URL(fileURLWithPath: $0) } ?? FileTokenStore.defaultFileURL)
+        let state = try await AuthState.restore(client: client, store: store)
+        guard await state.isSignedIn else {
+            throw AuthError(.notSignedIn, "no session of client \(clientID) in \(store.fileURL.path): run tessera login for it first")
+        }
+        return state
+    }
+
+    /// `--approve LINK`: the authenticator app's side of app-to-app sign-in.
+    func approveRequest(_ link: String) async throws {
+        let state = try await authenticatorSession()
+        let approver = AuthorizationApprover(state: state)
+        guard let url = URL(string: link), let incoming = try await approver.request(from: url) else {
+            throw AuthError(.configuration, "'\(link)' is not a sign-in request link of \(issuer) (its /authorize with client_id and request_uri)")
+        }
+        let details = try await approver.details(of: incoming)
+        let scopes = details.scopes.map { "  - \($0.description) (\($0.scope))" + ($0.consentRequired ? " [new]" : "") }
+        Self.report("\(details.clientName) asks to sign in \(details.userEmail) and to see:\n" + scopes.joined(separator: "\n"))
+        let back = deny ? try await approver.deny(incoming) : try await approver.approve(incoming)
+        Self.report(deny ? "Denied." : "Approved.")
+        print(back.absoluteString)
+        // "Opening" the partner app: its redirect URI is the partner's loopback listener here.
+        let answer = try await AsyncHTTPClientTransport().send(HTTPTransportRequest(url: back))
+        guard answer.status < 400 else { throw AuthError.network("the partner at \(back.host ?? "?") answered HTTP \(answer.status)") }
+    }
+
+    /// `--handoff-for CLIENT_ID --app-link URL`: the authenticator app hands its user over.
+    func printHandoffLink(for partner: String, appLink: String) async throws {
+        guard let app = URL(string: appLink), app.scheme != nil else { throw AuthError(.configuration, "--app-link '\(appLink)' is not a URL") }
+        let state = try await authenticatorSession()
+        let link = try await AuthorizationApprover(state: state).handoffLink(to: app, for: partner)
+        print(link.absoluteString)
     }
 
     /// `--native`: sign-in by code (asked for on the terminal) or by password (`--password-stdin`).

@@ -30,6 +30,9 @@ class LoginProcess:
             [binary, "login", "--issuer", issuer, f"--client-id={client_id}", "--no-browser", "--timeout", "60",
              "--token-file", str(token_file)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self._start_reader()
+
+    def _start_reader(self):
         self.stderr_lines = []
         self.url = None
         self.url_seen = threading.Event()

@@ -3,6 +3,7 @@ approval by an authenticator app, hand-off tickets, and Native SSO between sibli
 over HTTP against the real server. The CLI pair (tessera login --authenticator / --approve) is in
 test_cli_cross_app.py."""
 
+import json
 import time
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -152,6 +153,21 @@ def test_a_request_uri_expires(op, cast, start_server):
     assert result.kind == "error_page" and "invalid_request_uri" in result.page.text
 
 
+def test_pushes_count_as_sign_ins_started(cli, callback, start_server):
+    """Anyone can push for a public client: pushes count against the client's (and the address's)
+    share of sign-ins started. The counters live in the shared database, so this uses a client of
+    its own on a node with a low per-client share."""
+    limited = _secret_client(cli, "Limited Pusher", redirect_uris=[callback.base + "/cb"], public=True)
+    tight = start_server(env={"TESSERA_FLOWS_PER_CLIENT": "2"}, name="par-tight")
+    provider = Provider(tight.issuer)
+    uri, _ = pushed_uri(provider, limited)
+    pushed_uri(provider, limited)
+    assert_oauth_error(push(provider, limited), "temporarily_unavailable", 429)
+    # Opening a pushed request does not count it a second time.
+    result = UserAgent(provider).authorize(limited, url=link(provider, limited, uri))
+    assert result.kind == "login", result.describe()
+
+
 @pytest.mark.parametrize("change, error", [
     ({"redirect_uri": "https://evil.example/cb"}, "invalid_request"),
     ({"code_challenge": None, "code_challenge_method": None}, "invalid_request"),
@@ -288,6 +304,28 @@ def test_a_request_for_another_user_is_not_approved(op, cast):
     uri, _ = pushed_uri(op, partner, id_token_hint=other["id_token"])
     refused = app_call(op, "authorization_approval_endpoint", token, request_uri=uri, decision="allow")
     assert_oauth_error(refused, "login_required", 400)
+
+
+def test_acr_values_are_honoured_in_the_app_and_on_the_hosted_page(op, cast):
+    """acr_values are voluntary and put acr in the ID token; an essential acr nothing here reaches
+    is refused at once: pushed, it never reaches the authenticator app."""
+    partner = cast["partner"]
+    assert op.config["acr_values_supported"] == ["urn:tessera:acr:1fa"]
+    token = app_token(op, cast)["access_token"]
+    uri, pushed = pushed_uri(op, partner, acr_values="urn:example:loa3 urn:tessera:acr:1fa")
+    approved = app_call(op, "authorization_approval_endpoint", token, request_uri=uri, decision="allow")
+    code = redirect_params(approved.json()["redirect_to"])["code"]
+    tokens = assert_tokens(op.redeem_code(partner, code, pushed.verifier, redirect_uri=partner.redirect_uri))
+    assert op.verify_id_token(tokens["id_token"], partner, nonce=pushed.sent["nonce"])["acr"] == "urn:tessera:acr:1fa"
+    plain = UserAgent(op).tokens(cast["sibling_b"], cast["user"])
+    assert "acr" not in unverified_claims(plain["id_token"])
+    essential = json.dumps({"id_token": {"acr": {"essential": True, "values": ["urn:example:mfa"]}}})
+    assert_oauth_error(push(op, partner, claims=essential), "unmet_authentication_requirements", 400)
+    hosted = UserAgent(op).authorize(cast["sibling_b"], claims=essential)
+    assert hosted.kind == "redirect" and hosted.params["error"] == "unmet_authentication_requirements", hosted.describe()
+    reachable = json.dumps({"id_token": {"acr": {"essential": True, "values": ["urn:tessera:acr:1fa"]}}})
+    met = UserAgent(op).tokens(cast["sibling_b"], cast["user"], claims=reachable)
+    assert unverified_claims(met["id_token"])["acr"] == "urn:tessera:acr:1fa"
 
 
 def test_form_post_requests_are_left_to_the_browser(op, cast):
@@ -458,6 +496,51 @@ def test_rp_initiated_logout_with_a_device_id_token_ends_the_device_session(op, 
     assert response.status_code == 200
     assert_oauth_error(op.refresh(cast["sibling_a"], first["refresh_token"]), "invalid_grant", 400)
     assert_oauth_error(exchange(op, cast["sibling_b"], first["id_token"], first["device_secret"]), "invalid_grant", 400)
+
+
+def test_a_refreshed_id_token_can_be_shared_too(op, cast):
+    first = device_sign_in(op, cast)
+    refreshed = assert_tokens(op.refresh(cast["sibling_a"], first["refresh_token"]))
+    claims = unverified_claims(refreshed["id_token"])
+    assert claims["ds_hash"] == half_hash(first["device_secret"]) and claims["sid"] == unverified_claims(first["id_token"])["sid"]
+    assert_tokens(exchange(op, cast["sibling_b"], refreshed["id_token"], first["device_secret"]))
+
+
+def test_confirmed_logout_in_a_signed_in_browser_ends_the_device_session(op, cast):
+    """With a provider session in the browser the logout page asks first; confirming ends the device session too."""
+    browser = UserAgent(op)
+    first = browser.tokens(cast["sibling_a"], cast["user"], scope="openid profile email offline_access device_sso")
+    page = browser.http.get(op.config["end_session_endpoint"], params={"id_token_hint": first["id_token"]}, timeout=30)
+    assert page.status_code == 200 and 'name="id_token_hint"' in page.text
+    form = parse_form(page.text)
+    done = browser.http.post(op.config["end_session_endpoint"], data=form, timeout=30)
+    assert done.status_code == 200, done.text
+    assert_oauth_error(op.refresh(cast["sibling_a"], first["refresh_token"]), "invalid_grant", 400)
+
+
+def parse_form(html: str) -> dict:
+    from e2e_support import parse_page
+    form = parse_page(html).form(action="/logout")
+    assert form is not None, html[:500]
+    return dict(form.fields)
+
+
+def test_a_handoff_is_not_for_an_authenticator_app(op, cast):
+    token = app_token(op, cast)["access_token"]
+    refused = app_call(op, "handoff_endpoint", token, client_id=cast["authenticator"].client_id)
+    assert_oauth_error(refused, "invalid_request", 400)
+
+
+def test_the_cross_app_settings_change_through_the_cli(cli, cast):
+    client_id = cast["partner_confidential"].client_id
+    changed = json.loads(cli.run("clients", "update", client_id, "--require-par", "true", "--json"))
+    assert changed["require_pushed_authorization_requests"] is True
+    grouped = json.loads(cli.run("clients", "update", client_id, "--device-sso-group", "travel", "--json"))
+    assert grouped["device_sso_group"] == "travel"
+    back = json.loads(cli.run("clients", "update", client_id, "--device-sso-group", "", "--require-par", "false", "--json"))
+    assert "device_sso_group" not in back and back["require_pushed_authorization_requests"] is False
+    with pytest.raises(RuntimeError, match="first-party"):
+        cli.run("clients", "update", client_id, "--authenticator", "true")
 
 
 def test_device_sso_needs_a_group(cli):

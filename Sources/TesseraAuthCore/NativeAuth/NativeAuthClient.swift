@@ -232,7 +232,8 @@ public final class NativeAuthClient: Sendable {
         var token = try submitted.continuationToken()
         // As MSAL: an interval of 0 (or none) means 2 seconds.
         let interval = max(submitted.answer.pollInterval.map { $0 > 0 ? Double($0) : 2 } ?? 2, 0.1)
-        let deadline = ContinuousClock.now + .seconds(configuration.passwordResetTimeout)
+        // Date and nanoseconds rather than Clock and Duration: the SDK runs on iOS 15 and macOS 12.
+        let deadline = Date().addingTimeInterval(TimeInterval(configuration.passwordResetTimeout))
         while true {
             let poll = try await post(.resetPollCompletion, [("continuation_token", token)])
             if let next = poll.answer.continuationToken { token = next }
@@ -244,11 +245,11 @@ public final class NativeAuthClient: Sendable {
                 failure.correlationID = poll.correlationID
                 return .error(PasswordRequiredError(failure), newState: ResetPasswordRequiredState(context: context, continuationToken: token))
             case "not_started", "in_progress":
-                guard ContinuousClock.now + .seconds(interval) < deadline else {
+                guard Date().addingTimeInterval(interval) < deadline else {
                     return .error(PasswordRequiredError(NativeAuthFailure(.timeout, "password_reset_timeout",
                                                                           "The password reset did not complete in time.")), newState: nil)
                 }
-                try await Task.sleep(for: .seconds(interval))
+                try await Task.sleep(nanoseconds: UInt64(interval * 1_000_000_000))
             default:
                 throw NativeAuthFailure.invalidResponse("poll_completion answered status '\(poll.answer.status ?? "")'")
             }

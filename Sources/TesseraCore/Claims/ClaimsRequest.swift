@@ -57,3 +57,16 @@ public struct ClaimsRequest: Codable, Sendable, Equatable {
 
     public var isEmpty: Bool { allClaims.isEmpty }
 }
+
+/// Authentication context classes (`acr`, OpenID Connect Core §2, §3.1.2.1 `acr_values`): how
+/// strongly a sign-in established the person. Every sign-in method Tessera has today (a password,
+/// an emailed code or link, an upstream provider) is one factor.
+public enum AuthenticationContext {
+    /// One factor.
+    public static let singleFactor = "urn:tessera:acr:1fa"
+    /// The classes a sign-in here can reach, for discovery's `acr_values_supported`.
+    public static let supported = [singleFactor]
+
+    /// The class a sign-in with these methods (`amr`) reached.
+    public static func achieved(amr: [String]) -> String { singleFactor }
+}

@@ -82,6 +82,8 @@ public struct ProviderMetadata: Codable, Sendable, Equatable {
     public var emailLinkCompleteEndpoint: String?
     /// How the signed-in user can sign in; first-party apps only.
     public var accountProvidersEndpoint: String?
+    /// OpenID Connect Discovery §3.
+    public var acrValuesSupported: [String]?
     /// RFC 9126 §5.
     public var pushedAuthorizationRequestEndpoint: String?
     public var requirePushedAuthorizationRequests: Bool?
@@ -137,6 +139,7 @@ public struct ProviderMetadata: Codable, Sendable, Equatable {
         case emailLinkSendEndpoint = "email_link_send_endpoint"
         case emailLinkCompleteEndpoint = "email_link_complete_endpoint"
         case accountProvidersEndpoint = "account_providers_endpoint"
+        case acrValuesSupported = "acr_values_supported"
         case pushedAuthorizationRequestEndpoint = "pushed_authorization_request_endpoint"
         case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
         case nativeSSOSupported = "native_sso_supported"

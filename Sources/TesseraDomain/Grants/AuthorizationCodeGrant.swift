@@ -57,7 +57,7 @@ public struct AuthorizationCodeGrant: TokenGrant {
         switch try await grants.redeemCode(codeHash: hash, grant: grant, refreshToken: refresh?.record, now: now) {
         case .redeemed:
             return try await tokens.response(grant: grant, client: client, scope: record.scope, nonce: record.nonce,
-                                             refreshToken: refresh?.token, deviceSecret: device?.secret, issueDeviceSecret: true)
+                                             refreshToken: refresh?.token, dsHash: device?.session.dsHash, deviceSecret: device?.secret)
         case .replayed:
             if let device { try await deviceSessions.end(device.session.id) }
             throw OAuthError.invalidGrant("The authorization code was already used; the tokens issued with it are revoked.")

@@ -8,12 +8,15 @@ package struct DeviceSessions: Sendable {
     let store: any CrossAppStore
     /// Seconds a device session lasts from its sign-in.
     let lifetime: Int64
+    /// Hashes device secrets as ID tokens carry them (`ds_hash`).
+    let issuer: TokenIssuer
     let audit: AuditTrail
     let clock: WallClock
 
-    package init(store: any CrossAppStore, lifetime: Int64, audit: AuditTrail, clock: WallClock) {
+    package init(store: any CrossAppStore, lifetime: Int64, issuer: TokenIssuer, audit: AuditTrail, clock: WallClock) {
         self.store = store
         self.lifetime = lifetime
+        self.issuer = issuer
         self.audit = audit
         self.clock = clock
     }
@@ -24,9 +27,10 @@ package struct DeviceSessions: Sendable {
     func start(for grant: inout Grant, client: Client) async throws -> (session: DeviceSession, secret: String)? {
         guard grant.scope.contains(ScopeCatalogue.deviceSSO), let group = client.deviceSSOGroup, let userID = grant.userID else { return nil }
         let now = clock.now()
-        let session = DeviceSession(id: SecureRandom.token(bytes: 16), userID: userID, group: group, authTime: grant.authTime ?? now,
+        var session = DeviceSession(id: SecureRandom.token(bytes: 16), userID: userID, group: group, authTime: grant.authTime ?? now,
                                     amr: grant.amr, createdAt: now, expiresAt: now + lifetime)
         let secret = SecureRandom.token()
+        session.dsHash = try issuer.halfHash(secret)
         try await store.insertDeviceSession(secretHash: tokenHash(secret), session)
         grant.sid = session.id
         grant.deviceSessionID = session.id
@@ -38,10 +42,17 @@ package struct DeviceSessions: Sendable {
         try await store.deviceSession(secretHash: tokenHash(secret), now: clock.now())
     }
 
+    /// The `ds_hash` of a grant's device session, for the ID tokens a refresh issues; nil for a
+    /// grant outside one (no read then).
+    func dsHash(of grant: Grant) async throws -> String? {
+        guard let id = grant.deviceSessionID else { return nil }
+        return try await store.deviceSession(id: id, now: clock.now())?.dsHash
+    }
+
     /// Ends a device session: every app that joined it loses its tokens.
-    package func end(_ id: String) async throws {
+    package func end(_ id: String, userID: String? = nil) async throws {
         if try await store.endDeviceSession(id: id, now: clock.now()) {
-            await audit.record(.deviceSessionEnded, actor: .user, detail: "device session \(id)")
+            await audit.record(.deviceSessionEnded, actor: .user, userID: userID, detail: "device session \(id)")
         }
     }
 
@@ -49,7 +60,7 @@ package struct DeviceSessions: Sendable {
     /// a client of its group. True when the secret was a live session's.
     package func end(secret: String, group: String) async throws -> Bool {
         guard let session = try await session(secret: secret), session.group == group else { return false }
-        try await end(session.id)
+        try await end(session.id, userID: session.userID)
         return true
     }
 }
@@ -111,7 +122,7 @@ package struct NativeSSOExchangeGrant: TokenGrant {
         grant.deviceSessionID = session.id
         try await tokens.grants.insertGrant(grant, refreshToken: refresh?.record)
         var response = try await tokens.response(grant: grant, client: client, scope: scope, nonce: nil, refreshToken: refresh?.token,
-                                                 deviceSecret: deviceSecret)
+                                                 dsHash: session.dsHash ?? (try issuer.halfHash(deviceSecret)))
         response.issuedTokenType = UpstreamTokenExchangeGrant.accessTokenType
         return response
     }

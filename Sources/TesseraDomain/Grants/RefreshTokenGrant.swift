@@ -7,13 +7,17 @@ public struct RefreshTokenGrant: TokenGrant {
     public let grantType = GrantType.refreshToken
     let grants: any GrantStore
     let tokens: UserGrantTokens
+    /// Native SSO: a grant of a device session keeps `ds_hash` in its refreshed ID tokens.
+    let deviceSessions: DeviceSessions?
     let clock: WallClock
     /// Seconds after a rotation in which a retry with the same token is answered (`refresh-token-reuse-interval`).
     let reuseInterval: Int64
 
-    package init(grants: any GrantStore, tokens: UserGrantTokens, clock: WallClock, reuseInterval: Int64 = 0) {
+    package init(grants: any GrantStore, tokens: UserGrantTokens, deviceSessions: DeviceSessions? = nil, clock: WallClock,
+                 reuseInterval: Int64 = 0) {
         self.grants = grants
         self.tokens = tokens
+        self.deviceSessions = deviceSessions
         self.clock = clock
         self.reuseInterval = reuseInterval
     }
@@ -37,7 +41,8 @@ public struct RefreshTokenGrant: TokenGrant {
         switch outcome {
         case .rotated(let grant):
             guard let (refreshToken, scope) = minted.withLock({ $0 }) else { throw OAuthError.serverError(detail: "rotation minted nothing") }
-            return try await tokens.response(grant: grant, client: client, scope: scope, nonce: nil, refreshToken: refreshToken)
+            return try await tokens.response(grant: grant, client: client, scope: scope, nonce: nil, refreshToken: refreshToken,
+                                             dsHash: try await deviceSessions?.dsHash(of: grant))
         case .reused:
             Signals.refreshReuse()
             throw OAuthError.invalidGrant("The refresh token was already used; every token of this grant is revoked.")

@@ -111,10 +111,10 @@ package struct UserGrantTokens: Sendable {
         return (grant, refresh)
     }
 
-    /// `deviceSecret`: the secret of the grant's device session (Native SSO), whose hash the
-    /// ID token carries as `ds_hash`; in the response only when `issueDeviceSecret`.
+    /// Native SSO: `dsHash`, the hash of the grant's device secret, goes into the ID token
+    /// (`ds_hash`); `deviceSecret`, a new device session's secret, into the response.
     func response(grant: Grant, client: Client, scope: ScopeSet, nonce: String?, refreshToken: String?,
-                  deviceSecret: String? = nil, issueDeviceSecret: Bool = false) async throws -> TokenResponse {
+                  dsHash: String? = nil, deviceSecret: String? = nil) async throws -> TokenResponse {
         guard let userID = grant.userID, let user = try await users.user(id: userID) else {
             throw OAuthError.invalidGrant("The user of this grant no longer exists.")
         }
@@ -125,13 +125,16 @@ package struct UserGrantTokens: Sendable {
         var idToken: String?
         if scope.contains(ScopeCatalogue.openid) {
             var claims = UserClaims.idToken(of: user, scopes: scope, requested: grant.claims)
-            if let deviceSecret { claims["ds_hash"] = .string(try issuer.halfHash(deviceSecret)) }
+            if let dsHash { claims["ds_hash"] = .string(dsHash) }
+            if (grant.claims?.idToken ?? [:]).keys.contains("acr") {
+                claims["acr"] = .string(AuthenticationContext.achieved(amr: grant.amr))
+            }
             idToken = try issuer.idToken(subject: subject, client: client, nonce: nonce, authTime: grant.authTime, amr: grant.amr,
                                          sid: grant.sid, accessToken: access.token, extraClaims: claims)
         }
         var response = TokenResponse(accessToken: access.token, expiresIn: Int(issuer.accessTokenLifetime), refreshToken: refreshToken,
                                      idToken: idToken, scope: scope.description)
-        if issueDeviceSecret { response.deviceSecret = deviceSecret }
+        response.deviceSecret = deviceSecret
         return response
     }
 }

@@ -52,6 +52,9 @@ public struct DeviceSession: Sendable, Equatable {
     public var createdAt: Int64
     public var expiresAt: Int64
     public var endedAt: Int64?
+    /// The `ds_hash` its ID tokens carry (the left half of the secret's hash): refreshed ID tokens
+    /// carry it too, so an app can share its newest ID token.
+    public var dsHash: String?
 
     package init(id: String, userID: String, group: String, authTime: Int64, amr: [String], createdAt: Int64, expiresAt: Int64,
                  endedAt: Int64? = nil) {
@@ -85,6 +88,8 @@ public protocol CrossAppStore: Sendable {
     func insertDeviceSession(secretHash: String, _ session: DeviceSession) async throws
     /// The live (not ended, not expired) session whose device secret has this hash.
     func deviceSession(secretHash: String, now: Int64) async throws -> DeviceSession?
+    /// The live session of this id.
+    func deviceSession(id: String, now: Int64) async throws -> DeviceSession?
     /// Ends a device session and revokes every grant made in it. True when it was live.
     @discardableResult
     func endDeviceSession(id: String, now: Int64) async throws -> Bool

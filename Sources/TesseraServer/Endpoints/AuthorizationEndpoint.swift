@@ -26,7 +26,8 @@ struct AuthorizationEndpoint {
         }
         let locales = (parameters["ui_locales"] ?? "").split(separator: " ").map(String.init)
         // A pushed request (RFC 9126): only client_id and request_uri count here.
-        let validated = if let requestURI = parameters["request_uri"], !parameters.duplicates.contains("request_uri") {
+        let pushed = parameters["request_uri"] != nil && !parameters.duplicates.contains("request_uri")
+        let validated = if pushed, let requestURI = parameters["request_uri"] {
             try await authorizer.resolve(requestURI: requestURI, clientID: parameters["client_id"])
         } else {
             try await authorizer.validate(parameters)
@@ -39,8 +40,9 @@ struct AuthorizationEndpoint {
             return respond(authorizer.respondError(target, error), request: request, locales: locales)
         case .success(let (authorization, client)):
             let session = try await BrowserSessions(provider: provider).current(request)
+            // A pushed request counted as a sign-in started when it was pushed.
             let outcome = try await authorizer.decide(authorization, client: client, session: session, signedInNow: false,
-                                                      address: context.addressKey)
+                                                      address: pushed ? nil : context.addressKey)
             if case .startSession(let interaction, let userID, let amr, let continued, let client) = outcome {
                 // A hand-off ticket signed the person in; consent needs a page, and the page a session.
                 return try await signedIn(userID: userID, amr: amr, continued, client: client, interaction: interaction, request: request)

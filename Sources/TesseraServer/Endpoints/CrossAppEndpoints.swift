@@ -11,8 +11,8 @@ struct CrossAppEndpoints {
     var approvals: AppApprovals { provider.appApprovals }
 
     func register(on router: Router<TesseraRequestContext>) {
-        router.post(RouterPath(TesseraPath.pushedAuthorizationRequest)) { request, _ in
-            await TokenEndpoint.answer(provider) { try await push(request) }
+        router.post(RouterPath(TesseraPath.pushedAuthorizationRequest)) { request, context in
+            await TokenEndpoint.answer(provider) { try await push(request, address: context.addressKey) }
         }
         router.post(RouterPath(TesseraPath.authorizationDetails)) { request, _ in
             await answer(request) { form, caller in try await details(form, caller: caller, request: request) }
@@ -27,11 +27,12 @@ struct CrossAppEndpoints {
 
     /// RFC 9126 §2: the client authenticates as at the token endpoint; the request is checked
     /// as the authorization endpoint would, and kept for `pushed-request-lifetime`.
-    func push(_ request: Request) async throws -> Response {
+    func push(_ request: Request, address: String) async throws -> Response {
         var request = request
         let parameters = try await request.formParameters()
         let client = try await provider.clientAuthenticator.authenticate(basic: try request.basicCredentials(), parameters: parameters)
-        let pushed = try await provider.authorizer.push(parameters, client: client, lifetime: provider.configuration.pushedRequestLifetime)
+        let pushed = try await provider.authorizer.push(parameters, client: client, lifetime: provider.configuration.pushedRequestLifetime,
+                                                        address: address)
         return try Responses.json(PushedRequestAnswer(requestURI: pushed.requestURI, expiresIn: pushed.expiresIn), status: .created)
     }
 
@@ -82,24 +83,16 @@ struct CrossAppEndpoints {
     /// Parses the form, finds the authenticator app's user from the bearer token, and turns
     /// errors into OAuth JSON (bearer errors with their challenge).
     func answer(_ request: Request, _ body: (RequestParameters, AuthenticatorCaller) async throws -> Response) async -> Response {
-        do {
+        await TokenEndpoint.answer(provider) {
             var request = request
             let form = try await request.formParameters()
             try form.requireSingleValues()
             let caller: AuthenticatorCaller
             do { caller = try await approvals.caller(bearer: request.bearerToken) } catch let error as OAuthError {
-                if error.code == .unauthorizedClient || error.code == .accessDenied {
-                    return Responses.bearerError(OAuthError(error.code, error.errorDescription, status: 403))
-                }
-                return Responses.bearerError(error)
+                let forbidden = error.code == .unauthorizedClient || error.code == .accessDenied
+                return Responses.bearerError(forbidden ? OAuthError(error.code, error.errorDescription, status: 403) : error)
             }
             return try await body(form, caller)
-        } catch let error as OAuthError {
-            if error.code == .serverError { provider.logger.error("request failed", metadata: ["error": "\(error)"]) }
-            return Responses.error(error)
-        } catch {
-            provider.logger.error("request failed", metadata: ["error": "\(error)"])
-            return Responses.error(.serverError(detail: "\(error)"))
         }
     }
 }

@@ -28,7 +28,7 @@ struct DiscoveryEndpoint {
         metadata.revocationEndpointAuthMethodsSupported = authMethods
         metadata.introspectionEndpointAuthMethodsSupported = authMethods.filter { $0 != "none" }
         metadata.codeChallengeMethodsSupported = ["S256"]
-        metadata.claimsSupported = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "azp", "sid", "at_hash", "ds_hash"]
+        metadata.claimsSupported = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "azp", "sid", "at_hash", "ds_hash", "acr"]
             + ScopeCatalogue.claimsSupported.filter { $0 != "sub" }
         metadata.claimTypesSupported = ["normal"]
         metadata.promptValuesSupported = ["none", "login", "consent", "select_account"]
@@ -47,6 +47,7 @@ struct DiscoveryEndpoint {
         metadata.emailLinkSendEndpoint = issuer + TesseraPath.emailLinkSend
         metadata.emailLinkCompleteEndpoint = issuer + TesseraPath.emailLinkComplete
         metadata.accountProvidersEndpoint = issuer + TesseraPath.accountProviders
+        metadata.acrValuesSupported = AuthenticationContext.supported
         metadata.pushedAuthorizationRequestEndpoint = issuer + TesseraPath.pushedAuthorizationRequest
         metadata.requirePushedAuthorizationRequests = false
         metadata.nativeSSOSupported = true

@@ -58,7 +58,8 @@ struct LogoutEndpoint {
         if session != nil, !confirmed, !hintMatches {
             let (csrf, cookie) = provider.csrf.token(for: request)
             var response = Responses.html(pages.logout(language: language, csrf: csrf, clientID: clientID,
-                                                       postLogoutRedirectURI: redirect, state: parameters["state"]),
+                                                       postLogoutRedirectURI: redirect, state: parameters["state"],
+                                                       idTokenHint: hint == nil ? nil : parameters["id_token_hint"]),
                                           formTargets: redirect.map { [$0] } ?? [])
             if let cookie { response.setCookie(cookie) }
             return response

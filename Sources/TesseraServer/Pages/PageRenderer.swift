@@ -144,10 +144,13 @@ public struct PageRenderer: Sendable {
         ], language: language)
     }
 
-    func logout(language: PageLanguage, csrf: String, clientID: String?, postLogoutRedirectURI: String?, state: String?) -> String {
+    /// `idTokenHint` goes back with the confirmation: a Native SSO device session it names ends too.
+    func logout(language: PageLanguage, csrf: String, clientID: String?, postLogoutRedirectURI: String?, state: String?,
+                idTokenHint: String? = nil) -> String {
         render("logout", [
             "title": language.text(.logoutTitle), "question": language.text(.logoutQuestion), "confirm": language.text(.logoutConfirm),
             "csrf": csrf, "clientID": clientID ?? "", "postLogoutRedirectURI": postLogoutRedirectURI ?? "", "state": state ?? "",
+            "idTokenHint": idTokenHint ?? "",
         ], language: language)
     }
 

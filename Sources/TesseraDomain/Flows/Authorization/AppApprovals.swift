@@ -115,6 +115,9 @@ public struct AppApprovals: Sendable {
         guard let partner = try await authorizer.clients.client(id: clientID) else {
             throw OAuthError.invalidRequest("client_id names no registered client.")
         }
+        guard !partner.authenticator else {
+            throw OAuthError.invalidRequest("client_id names an authenticator app: a hand-off is for the partner apps it opens.")
+        }
         guard partner.grantTypes.contains(GrantType.authorizationCode) else {
             throw OAuthError(.unauthorizedClient, "The partner client can't use the authorization code flow, which redeems tickets.")
         }

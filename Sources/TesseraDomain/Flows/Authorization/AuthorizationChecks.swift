@@ -68,14 +68,15 @@ extension Authorizer {
     /// Parameters that must not repeat (RFC 6749 §3.1).
     static let singleParameters = ["client_id", "redirect_uri", "response_type", "response_mode", "scope", "state", "nonce",
                                    "code_challenge", "code_challenge_method", "prompt", "max_age", "login_hint",
-                                   "id_token_hint", "ui_locales", "request", "request_uri", "claims", "handoff_ticket"]
+                                   "id_token_hint", "ui_locales", "request", "request_uri", "claims", "handoff_ticket",
+                                   "acr_values"]
     /// The longest value, in bytes, of each parameter a request keeps while the user signs in;
     /// a longer one is refused (`invalid_request`) rather than stored, and a too long `state`
     /// is not sent back.
     static let maximumLengths: KeyValuePairs<String, Int> = [
         "state": 2048, "nonce": 512, "scope": 2048, "claims": 8192, "login_hint": 320, "id_token_hint": 8192,
         "ui_locales": 256, "prompt": 64, "max_age": 20, "response_type": 64, "response_mode": 32,
-        "code_challenge": 128, "code_challenge_method": 16, "handoff_ticket": 128,
+        "code_challenge": 128, "code_challenge_method": 16, "handoff_ticket": 128, "acr_values": 512,
     ]
 
     /// Every check, in the order it runs.
@@ -202,14 +203,37 @@ extension Authorizer {
             let parsed: ClaimsRequest
             do { parsed = try ClaimsRequest(parsing: text) } catch let error as OAuthError { return error }
             let coverable = ScopeCatalogue.claims(for: client.scopes.values)
-            let narrowed = parsed.filtered { $0 == "sub" || coverable.contains($0) }
+            let narrowed = parsed.filtered { $0 == "sub" || $0 == "acr" || coverable.contains($0) }
             let asked = ScopeCatalogue.claims(for: draft.scope.values)
-            for claim in narrowed.allClaims.sorted() where claim != "sub" && !asked.contains(claim) {
+            for claim in narrowed.allClaims.sorted() where claim != "sub" && claim != "acr" && !asked.contains(claim) {
                 if let covering = client.scopes.values.first(where: { ScopeCatalogue.definition($0)?.claims.contains(claim) == true }) {
                     draft.claimScopes.append(covering)
                 }
             }
             draft.claims = narrowed.isEmpty ? nil : narrowed
+            return nil
+        },
+        // Authentication context (OpenID Connect Core §3.1.2.1, §5.5.1.1): `acr_values` are
+        // voluntary, and put `acr` in the ID token; an essential `acr` no sign-in here can reach is
+        // refused (OpenID Connect Unmet Authentication Requirements 1.0).
+        AuthorizationCheck("acr") { _, draft in
+            let voluntary = (draft.parameters["acr_values"] ?? "").split(separator: " ").map(String.init)
+            var claims = draft.claims ?? ClaimsRequest()
+            if let entry = claims.idToken?["acr"] ?? nil, entry.essential == true {
+                let asked = ((entry.values ?? []) + [entry.value].compactMap { $0 }).compactMap(\.stringValue)
+                if !asked.isEmpty, !asked.contains(where: AuthenticationContext.supported.contains) {
+                    return OAuthError(OAuthError.Code(rawValue: "unmet_authentication_requirements"),
+                                      "No sign-in here reaches the essential acr \(asked.joined(separator: " ")) "
+                                        + "(supported: \(AuthenticationContext.supported.joined(separator: " "))).")
+                }
+            }
+            guard !voluntary.isEmpty || claims.idToken?["acr"] != nil else { return nil }
+            if claims.idToken?["acr"] == nil {
+                var idToken = claims.idToken ?? [:]
+                idToken["acr"] = ClaimsRequest.Entry(values: voluntary.map(JSONValue.string))
+                claims.idToken = idToken
+            }
+            draft.claims = claims
             return nil
         },
     ]

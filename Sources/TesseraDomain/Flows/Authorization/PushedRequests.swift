@@ -15,8 +15,9 @@ extension Authorizer {
 
     /// Validates a pushed request of an authenticated `client` by the authorization
     /// endpoint's own checks and keeps it for `lifetime` seconds. Any error is the client's to
-    /// read (RFC 9126 §2.3): nothing is redirected.
-    public func push(_ parameters: RequestParameters, client: Client, lifetime: Int64) async throws -> Pushed {
+    /// read (RFC 9126 §2.3): nothing is redirected. A push counts as a sign-in started, for
+    /// `address` and for the client (``WorkLimits``): anyone can push for a public client.
+    public func push(_ parameters: RequestParameters, client: Client, lifetime: Int64, address: String) async throws -> Pushed {
         var parameters = parameters
         switch parameters["client_id"] {
         case nil: parameters = parameters.adding("client_id", client.id)
@@ -32,6 +33,10 @@ extension Authorizer {
             request = validated
         }
         let now = clock.now()
+        do { try await limits.admit(.flow, address: address, client: client.id, now: now) } catch is WorkLimits.Exceeded {
+            throw OAuthError(.temporarilyUnavailable, "Too many sign-ins were started from this network or for this client. "
+                                + "Try again in a minute.", status: 429)
+        }
         let uri = Self.requestURIPrefix + SecureRandom.token()
         try await crossApp.insertPushedRequest(uriHash: tokenHash(uri), PushedRequest(
             clientID: client.id, request: try jsonText(request), createdAt: now, expiresAt: now + lifetime))

@@ -39,6 +39,15 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }()
 
+    /// ``sharedClient``'s twin that answers redirects as they are, for requests that don't follow
+    /// them (``HTTPTransportRequest/followsRedirects``).
+    public static let sharedNonRedirectingClient: HTTPClient = {
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10)),
+                                                     decompression: .disabled)
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
     let client: HTTPClient
     /// Seconds before a request without a complete answer (head and body) fails.
     public var timeout: TimeInterval
@@ -99,7 +108,8 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         for (name, value) in request.headers { outgoing.headers.replaceOrAdd(name: name, value: value) }
         if !outgoing.headers.contains(name: "User-Agent") { outgoing.headers.add(name: "User-Agent", value: userAgent) }
         if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
-        let response = try await client.execute(outgoing, deadline: deadline)
+        let executor = request.followsRedirects || client !== Self.sharedClient ? client : Self.sharedNonRedirectingClient
+        let response = try await executor.execute(outgoing, deadline: deadline)
         // Throws NIOTooManyBytesError at once when Content-Length is over the limit, else once
         // more than the limit arrived.
         let body = try await response.body.collect(upTo: maxBodySize)

@@ -1,0 +1,237 @@
+import Foundation
+import TesseraCore
+
+/// A request the app pushed to the provider (RFC 9126): the reference to open in its place.
+public struct PushedAuthorizationRequest: Sendable, Equatable {
+    /// `request_uri`: works once, for ``expiresIn`` seconds, for this client only.
+    public var requestURI: String
+    public var expiresIn: Int
+    /// The link to open: the authorization endpoint with `client_id` and `request_uri` only. When
+    /// the operator's authenticator app is installed it claims this link (a universal link);
+    /// otherwise it opens the provider's sign-in page.
+    public var url: URL
+}
+
+extension OIDCClient {
+    /// Pushes `request` to the provider's `pushed_authorization_request_endpoint` (RFC 9126 §2),
+    /// authenticating as at the token endpoint. The provider checks the request at once: a
+    /// mistake is thrown here, before anything is shown to the person.
+    public func pushAuthorizationRequest(_ request: AuthRequest) async throws -> PushedAuthorizationRequest {
+        let metadata = try await discover()
+        guard let endpoint = metadata.pushedAuthorizationRequestEndpoint else {
+            throw AuthError(.discovery, "the provider has no pushed_authorization_request_endpoint (RFC 9126)")
+        }
+        _ = try request.authorizationURL(metadata: metadata, trustedSSOHosts: configuration.trustedSSOHosts)  // the same checks
+        let parameters = request.parameters.filter { $0.name != "client_id" }.map { ($0.name, $0.value) }
+        let data = try await post(to: endpoint, parameters, name: "pushed authorization request endpoint", success: 201)
+        guard let body = try? JSONDecoder().decode([String: JSONValue].self, from: data),
+              let requestURI = body["request_uri"]?.stringValue, let expiresIn = body["expires_in"]?.intValue else {
+            throw AuthError.invalidResponse("the pushed authorization request answer has no request_uri and expires_in")
+        }
+        guard let endpointURL = URL(string: metadata.authorizationEndpoint),
+              let url = FormEncoding.appending([("client_id", configuration.clientID), ("request_uri", requestURI)], to: endpointURL) else {
+            throw AuthError(.discovery, "authorization_endpoint '\(metadata.authorizationEndpoint)' is not a URL")
+        }
+        return PushedAuthorizationRequest(requestURI: requestURI, expiresIn: Int(expiresIn), url: url)
+    }
+}
+
+/// Opens a link only in the app that claims it (a universal link), never in the browser: on iOS
+/// `UIApplication.open(_:options: [.universalLinksOnly: true])` (TesseraAuth's
+/// `UniversalLinkOpener`). Returns false when no installed app claims the link.
+public protocol AppLinkOpener: Sendable {
+    func openInApp(_ url: URL) async -> Bool
+}
+
+extension OIDCClient {
+    /// Sign-in through the operator's authenticator app (seed 000's `auth(withSberId:)`): the
+    /// request is pushed, and its link opened in the authenticator app when one is installed;
+    /// otherwise in `webFallback` (the provider's sign-in page in `ASWebAuthenticationSession`).
+    ///
+    /// - Parameters:
+    ///   - appRedirect: waits for the redirect the authenticator app sends back to this app (the
+    ///     URL the app delegate receives); called only when the app link opened.
+    ///   - webFallback: the browser when no app claims the link; nil makes this ``autoAuth`` and
+    ///     throws ``AuthError/Code/cancelled`` instead.
+    public func auth(with request: AuthRequest, opener: any AppLinkOpener, appRedirect: @Sendable () async throws -> URL,
+                     webFallback: (any ExternalUserAgent)?) async throws -> AuthorizationResult {
+        let pushed = try await pushAuthorizationRequest(request)
+        if await opener.openInApp(pushed.url) {
+            return try await exchangeCode(from: try await appRedirect(), request: request)
+        }
+        guard let webFallback else {
+            throw AuthError(.cancelled, "the authenticator app is not installed")
+        }
+        let callback = try await webFallback.present(pushed.url, redirectURI: request.redirectURI)
+        return try await exchangeCode(from: callback, request: request)
+    }
+
+    /// ``auth(with:opener:appRedirect:webFallback:)`` without a web fallback: sign-in started by
+    /// the app itself, not by a button (seed 000's `autoAuth`). False when the authenticator app
+    /// is not installed, so the app can show its own sign-in.
+    public func autoAuth(_ request: AuthRequest, opener: any AppLinkOpener,
+                         appRedirect: @Sendable () async throws -> URL) async throws -> AuthorizationResult? {
+        do {
+            return try await auth(with: request, opener: opener, appRedirect: appRedirect, webFallback: nil)
+        } catch let error as AuthError where error.code == .cancelled {
+            return nil
+        }
+    }
+}
+
+/// What a partner app's pushed request asks for, as the authenticator app shows it.
+public struct AuthorizationDetails: Sendable, Equatable, Decodable {
+    public struct Scope: Sendable, Equatable, Decodable {
+        public var scope: String
+        /// In the request's language (or the app's `Accept-Language`).
+        public var description: String
+        /// Documents, tax numbers, addresses: always needs the person's explicit consent.
+        public var sensitive: Bool
+        /// The person has not allowed this scope to the partner yet: show it.
+        public var consentRequired: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case scope, description, sensitive
+            case consentRequired = "consent_required"
+        }
+    }
+
+    public var clientID: String
+    /// The partner app's name.
+    public var clientName: String
+    public var scope: String
+    public var scopes: [Scope]
+    public var redirectURI: String
+    public var prompt: String?
+    public var maxAge: Int?
+    public var loginHint: String?
+    public var consentRequired: Bool
+    /// The app's sign-in is too old for the request: sign the person in again, then approve.
+    public var reauthenticationRequired: Bool
+    public var expiresIn: Int
+    /// Who is signed in to the authenticator app.
+    public var userEmail: String
+    public var language: String
+
+    enum CodingKeys: String, CodingKey {
+        case clientID = "client_id", clientName = "client_name", scope, scopes, redirectURI = "redirect_uri", prompt
+        case maxAge = "max_age", loginHint = "login_hint", consentRequired = "consent_required"
+        case reauthenticationRequired = "reauthentication_required", expiresIn = "expires_in", userEmail = "user_email", language
+    }
+}
+
+/// A partner app's request that opened the authenticator app (the universal link).
+public struct IncomingAuthorizationRequest: Sendable, Equatable {
+    public var clientID: String
+    public var requestURI: String
+}
+
+/// The authenticator side of app-to-app sign-in: the operator's own app, registered with
+/// `--authenticator`, receives partner apps' requests as universal links, shows them, and
+/// approves or denies them for its signed-in user; and hands that user over to partner apps.
+///
+/// ```swift
+/// // In the app delegate, for a universal link:
+/// if let incoming = approver.request(from: url) {
+///     let details = try await approver.details(of: incoming)     // show details.clientName, details.scopes
+///     let back = try await approver.approve(incoming)            // or deny(incoming)
+///     await UIApplication.shared.open(back)                      // back to the partner app, with the code
+/// }
+/// ```
+public struct AuthorizationApprover: Sendable {
+    /// The authenticator app's client.
+    let client: OIDCClient
+    /// The app's current access token (``AuthState/freshTokens(minimumValidity:)``).
+    let accessToken: @Sendable () async throws -> String
+
+    /// An approver for the app `client`, calling with the access token `accessToken` gives.
+    public init(client: OIDCClient, accessToken: @escaping @Sendable () async throws -> String) {
+        self.client = client
+        self.accessToken = accessToken
+    }
+
+    /// An approver with the token of the app's session `state`, refreshed when near expiry.
+    public init(state: AuthState) {
+        self.init(client: state.client) { try await state.freshTokens().accessToken }
+    }
+
+    /// The partner request a link carries, when it is this provider's authorization endpoint with
+    /// `client_id` and a pushed `request_uri`; nil for any other link.
+    public func request(from url: URL) async throws -> IncomingAuthorizationRequest? {
+        let metadata = try await client.discover()
+        guard let endpoint = URLComponents(string: metadata.authorizationEndpoint),
+              let link = URLComponents(url: url, resolvingAgainstBaseURL: false),
+              link.scheme?.lowercased() == endpoint.scheme?.lowercased(), link.host?.lowercased() == endpoint.host?.lowercased(),
+              link.port == endpoint.port, link.path == endpoint.path else { return nil }
+        let pairs = FormEncoding.pairs(link.percentEncodedQuery ?? "")
+        guard let clientID = pairs.first(where: { $0.0 == "client_id" })?.1,
+              let requestURI = pairs.first(where: { $0.0 == "request_uri" })?.1 else { return nil }
+        return IncomingAuthorizationRequest(clientID: clientID, requestURI: requestURI)
+    }
+
+    /// What the partner asks for; the request stays usable.
+    public func details(of request: IncomingAuthorizationRequest) async throws -> AuthorizationDetails {
+        let data = try await call(\.authorizationDetailsEndpoint, [("request_uri", request.requestURI)], name: "authorization details endpoint")
+        do { return try JSONDecoder().decode(AuthorizationDetails.self, from: data) } catch {
+            throw AuthError.invalidResponse("the authorization details are not valid JSON: \(error)")
+        }
+    }
+
+    /// Approves the request for the app's user; returns the partner's redirect URI with the code,
+    /// for the app to open. ``AuthError`` with OAuth `login_required` when the app's sign-in is too
+    /// old for the request: sign in again and approve again.
+    public func approve(_ request: IncomingAuthorizationRequest) async throws -> URL {
+        try await decide(request, "allow")
+    }
+
+    /// Denies the request; returns the partner's redirect URI with `access_denied`.
+    public func deny(_ request: IncomingAuthorizationRequest) async throws -> URL {
+        try await decide(request, "deny")
+    }
+
+    /// A one-minute, single-use ticket that signs the app's user in to `clientID`; put it in the
+    /// deep link that opens the partner app with ``handoffLink(to:for:)``.
+    public func handoffTicket(for clientID: String) async throws -> String {
+        let data = try await call(\.handoffEndpoint, [("client_id", clientID)], name: "hand-off endpoint")
+        guard let body = try? JSONDecoder().decode([String: JSONValue].self, from: data), let ticket = body["handoff_ticket"]?.stringValue else {
+            throw AuthError.invalidResponse("the hand-off answer has no handoff_ticket")
+        }
+        return ticket
+    }
+
+    /// `appLink` (the partner app's deep link) carrying a fresh ticket for `clientID` and the
+    /// provider's issuer as `sso_base_url`.
+    public func handoffLink(to appLink: URL, for clientID: String) async throws -> URL {
+        let ticket = try await handoffTicket(for: clientID)
+        let issuer = try await client.discover().issuer
+        guard let url = FormEncoding.appending([("handoff_ticket", ticket), ("sso_base_url", issuer)], to: appLink) else {
+            throw AuthError(.configuration, "cannot add the ticket to \(appLink)")
+        }
+        return url
+    }
+
+    func decide(_ request: IncomingAuthorizationRequest, _ decision: String) async throws -> URL {
+        let data = try await call(\.authorizationApprovalEndpoint, [("request_uri", request.requestURI), ("decision", decision)],
+                                  name: "authorization approval endpoint")
+        guard let body = try? JSONDecoder().decode([String: JSONValue].self, from: data), let location = body["redirect_to"]?.stringValue,
+              let url = URL(string: location) else {
+            throw AuthError.invalidResponse("the approval answer has no redirect_to URL")
+        }
+        return url
+    }
+
+    func call(_ endpoint: KeyPath<ProviderMetadata, String?>, _ parameters: [(String, String)], name: String) async throws -> Data {
+        let metadata = try await client.discover()
+        guard let address = metadata[keyPath: endpoint], let url = URL(string: address) else {
+            throw AuthError(.discovery, "the provider has no \(name)")
+        }
+        try AuthRequest.checkEndpoint(url, name: name)
+        let response = try await client.transport.send(HTTPTransportRequest(
+            method: "POST", url: url,
+            headers: ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json",
+                      "Authorization": "Bearer " + (try await accessToken())],
+            body: Data(FormEncoding.encode(parameters).utf8)))
+        guard response.status == 200 else { throw OIDCClient.protocolError(response, name: name) }
+        return response.body
+    }
+}
