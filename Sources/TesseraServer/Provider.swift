@@ -109,7 +109,9 @@ public final class Provider: Sendable {
         accessTokens = AccessTokenValidator(issuer: issuer, keys: keys, grants: store, clock: clock)
         tokenIntrospection = TokenIntrospection(issuer: issuer, grants: store, accessTokens: accessTokens,
                                                 tokenIssuer: tokenIssuer, clock: clock)
-        userTokens = UserGrantTokens(issuer: tokenIssuer, users: store, grants: store, clock: clock)
+        deviceSessions = DeviceSessions(store: store, lifetime: configuration.refreshTokenLifetime, issuer: tokenIssuer, audit: audit,
+                                        clock: clock)
+        userTokens = UserGrantTokens(issuer: tokenIssuer, users: store, grants: store, deviceSessions: deviceSessions, clock: clock)
         passwordSignIn = PasswordSignIn(users: store, passwords: passwords, limits: configuration.loginLimits, throttles: store, audit: audit, clock: clock)
         pages = try PageRenderer()
         // One stored secret, a key of its own for each use: a MAC made for one can never pass as the other's.
@@ -142,8 +144,6 @@ public final class Provider: Sendable {
         clientAdministration = ClientAdministration(store: store, audit: audit, clock: clock)
         userAdministration = UserAdministration(store: store, passwords: passwords, policy: PasswordPolicy(), audit: audit, clock: clock)
         userImport = UserImport(store: store, audit: audit, clock: clock, logger: logger)
-        deviceSessions = DeviceSessions(store: store, lifetime: configuration.refreshTokenLifetime, issuer: tokenIssuer, audit: audit,
-                                        clock: clock)
         let refreshGrant = RefreshTokenGrant(grants: store, tokens: userTokens, deviceSessions: deviceSessions, clock: clock,
                                              reuseInterval: configuration.refreshTokenReuseInterval)
         appApprovals = AppApprovals(authorizer: authorizer, accessTokens: accessTokens, handoffLifetime: configuration.handoffTicketLifetime)

@@ -55,6 +55,12 @@ struct Login: AsyncParsableCommand {
     @Option(help: "With --handoff-for: the partner app's deep link to put the ticket in.") var appLink: String?
     @Option(help: "Sign in with the hand-off ticket in this deep link (from the authenticator app), without a page.")
     var handoffLink: String?
+    @Option(help: "Native SSO: after signing in (with the device_sso scope), save the device session here for sibling apps.")
+    var shareDeviceSession: String?
+    @Option(help: "Native SSO: sign in as a sibling app from the device session saved here, without a page.")
+    var fromDeviceSession: String?
+    @Option(help: "Native SSO: end the device session saved here (every app of the group is signed out), and remove the file.")
+    var endDeviceSession: String?
 
     /// Wrong codes retyped before giving up (the server limits attempts too).
     static let codeAttempts = 3
@@ -62,8 +68,15 @@ struct Login: AsyncParsableCommand {
     func validate() throws {
         if native, email?.isEmpty ?? true { throw ValidationError("--native needs --email ADDRESS") }
         if !native, email != nil || passwordStdin { throw ValidationError("--email and --password-stdin go with --native") }
-        let modes = [native, authenticator, approve != nil, handoffFor != nil, handoffLink != nil].filter { $0 }.count
-        if modes > 1 { throw ValidationError("--native, --authenticator, --approve, --handoff-for and --handoff-link exclude each other") }
+        let modes = [native, authenticator, approve != nil, handoffFor != nil, handoffLink != nil, fromDeviceSession != nil,
+                     endDeviceSession != nil].filter { $0 }.count
+        if modes > 1 {
+            throw ValidationError("--native, --authenticator, --approve, --handoff-for, --handoff-link, --from-device-session and "
+                                  + "--end-device-session exclude each other")
+        }
+        if shareDeviceSession != nil, approve != nil || handoffFor != nil || endDeviceSession != nil {
+            throw ValidationError("--share-device-session goes with a sign-in")
+        }
         if deny, approve == nil { throw ValidationError("--deny goes with --approve LINK") }
         if (handoffFor == nil) != (appLink == nil) { throw ValidationError("--handoff-for CLIENT_ID and --app-link URL go together") }
     }
@@ -74,6 +87,10 @@ struct Login: AsyncParsableCommand {
                 try await nativeSignIn()
             } else if let approve {
                 try await approveRequest(approve)
+            } else if let fromDeviceSession {
+                try await signInFromDeviceSession(at: fromDeviceSession)
+            } else if let endDeviceSession {
+                try await end(deviceSessionAt: endDeviceSession)
             } else if let handoffFor, let appLink {
                 try await printHandoffLink(for: handoffFor, appLink: appLink)
             } else {
@@ -127,7 +144,48 @@ struct Login: AsyncParsableCommand {
         } else {
             user = try await state.signIn(using: agent, request: request)
         }
+        try await share(state)
         try await Self.printClaims(of: state, user: user, store: store)
+    }
+
+    /// `--share-device-session PATH`: the session's device secret and ID token in PATH (mode 0600),
+    /// the file standing for the keychain group a vendor's apps share.
+    func share(_ state: AuthState) async throws {
+        guard let path = shareDeviceSession else { return }
+        guard try await state.shareDeviceSession(in: FileTokenStore(fileURL: URL(fileURLWithPath: path))) else {
+            throw AuthError(.configuration, "the sign-in gave no device session: ask for the device_sso scope (--scope) with a client "
+                                + "in a device SSO group")
+        }
+        Self.report("Device session saved to \(path)")
+    }
+
+    /// A client of --issuer and --client-id (no redirect: nothing here opens a browser).
+    func pagelessClient() throws -> OIDCClient {
+        guard let issuerURL = URL(string: issuer), issuerURL.scheme != nil, issuerURL.host != nil else {
+            throw AuthError(.configuration, "--issuer '\(issuer)' is not an absolute URL")
+        }
+        return OIDCClient(configuration: .init(issuer: issuerURL, clientID: clientID, redirectURI: "http://127.0.0.1/callback",
+                                               scope: scope),
+                          transport: AsyncHTTPClientTransport())
+    }
+
+    /// `--from-device-session PATH`: a sibling app signing in from the shared device session.
+    func signInFromDeviceSession(at path: String) async throws {
+        let store = FileTokenStore(fileURL: tokenFile.map { URL(fileURLWithPath: $0) } ?? FileTokenStore.defaultFileURL)
+        let state = AuthState(client: try pagelessClient(), store: store)
+        guard let user = try await state.signIn(fromDeviceSessionIn: FileTokenStore(fileURL: URL(fileURLWithPath: path)), scope: scope) else {
+            throw AuthError(.notSignedIn, "no device session in \(path): sign in first with --share-device-session")
+        }
+        try await Self.printClaims(of: state, user: user, store: store)
+    }
+
+    /// `--end-device-session PATH`: signing out of every app of the group on this "device".
+    func end(deviceSessionAt path: String) async throws {
+        let shared = FileTokenStore(fileURL: URL(fileURLWithPath: path))
+        guard let session = try await shared.load() else { throw AuthError(.notSignedIn, "no device session in \(path)") }
+        try await pagelessClient().endDeviceSession(session)
+        try await shared.remove()
+        Self.report("Device session ended: every app that signed in from it is signed out.")
     }
 
     /// The authenticator app's session, from --token-file (saved by an earlier tessera login of its client).
@@ -203,6 +261,7 @@ struct Login: AsyncParsableCommand {
         let store = FileTokenStore(fileURL: tokenFile.map { URL(fileURLWithPath: $0) } ?? FileTokenStore.defaultFileURL)
         let state = AuthState(client: client.oidc, store: store)
         let user = try await state.adopt(result)
+        try await share(state)
         try await Self.printClaims(of: state, user: user, store: store)
     }
 

@@ -212,6 +212,49 @@ struct StoreTests {
         }
     }
 
+    @Test("a pushed request and a hand-off ticket are taken once of twenty concurrent takes; a device session's end revokes its grants only",
+          arguments: TestBackend.available)
+    func crossAppSingleUse(on backend: TestBackend) async throws {
+        try await withProvider(on: backend) { provider async throws in
+            let (client, user) = try await prepare(provider)
+            let store = provider.store, now: Int64 = 1000
+            try await store.insertPushedRequest(uriHash: "u", PushedRequest(clientID: client.id, request: "{}", createdAt: now,
+                                                                            expiresAt: now + 90))
+            try await store.insertHandoffTicket(hash: "t", HandoffTicket(clientID: client.id, userID: user.id, issuedBy: "bank",
+                                                                         authTime: now, amr: ["pwd"], expiresAt: now + 60), now: now)
+            #expect(try await store.pushedRequest(uriHash: "u", now: now + 90) == nil)  // expired at its end
+            let (requests, tickets) = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+                for _ in 0..<20 {
+                    group.addTask {
+                        (try await store.takePushedRequest(uriHash: "u", now: now) == nil ? 0 : 1,
+                         try await store.takeHandoffTicket(hash: "t", now: now) == nil ? 0 : 1)
+                    }
+                }
+                return try await group.reduce(into: (0, 0)) { $0.0 += $1.0; $0.1 += $1.1 }
+            }
+            #expect(requests == 1 && tickets == 1)
+            #expect(try await store.pushedRequest(uriHash: "u", now: now) == nil)
+            #expect(try await store.handoffTicket(hash: "t", now: now) == nil)
+
+            var session = DeviceSession(id: "ds-1", userID: user.id, group: "acme", authTime: now, amr: ["pwd"], createdAt: now,
+                                        expiresAt: now + 3600)
+            session.dsHash = "half"
+            try await store.insertDeviceSession(secretHash: "secret-hash", session)
+            #expect(try await store.deviceSession(secretHash: "secret-hash", now: now)?.dsHash == "half")
+            var joined = grant(user, now: now), outside = grant(user, now: now)
+            joined.deviceSessionID = "ds-1"
+            try await store.insertGrant(joined, refreshToken: nil)
+            try await store.insertGrant(outside, refreshToken: nil)
+            #expect(try await store.grant(id: joined.id)?.deviceSessionID == "ds-1")
+            #expect(try await store.endDeviceSession(id: "ds-1", now: now + 5))
+            #expect(try await store.endDeviceSession(id: "ds-1", now: now + 6) == false)
+            #expect(try await store.grant(id: joined.id)?.revokedAt == now + 5)
+            #expect(try await store.grant(id: outside.id)?.revokedAt == nil)
+            #expect(try await store.deviceSession(secretHash: "secret-hash", now: now) == nil)
+            #expect(try await store.deviceSession(id: "ds-1", now: now) == nil)
+        }
+    }
+
     @Test("users are searched by address, profile value or id, literally, and paged by address", arguments: TestBackend.available)
     func userSearch(on backend: TestBackend) async throws {
         try await withProvider(on: backend) { provider async throws in

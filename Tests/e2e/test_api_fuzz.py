@@ -1,6 +1,7 @@
 """Schemathesis over the JSON APIs that test_native_auth.py does not cover: the email-link
 endpoints (docs/email-link.openapi.json) and the OAuth endpoints — token, introspection,
-revocation, userinfo (docs/oauth.openapi.json). Each document is loaded from docs/ and run
+revocation, userinfo, and cross-app sign-in's pushed requests and authenticator-app endpoints
+(docs/oauth.openapi.json). Each document is loaded from docs/ and run
 with `schemathesis run` against a `tessera serve` of this module's own (base URL: its
 issuer). No answer may be a 5xx, and each must be one its document describes (status code,
 content type, headers, body schema), which keeps the documents honest.
@@ -21,7 +22,9 @@ module as its hooks module (SCHEMATHESIS_HOOKS; the hooks are defined only when
 API_FUZZ_SEEDS names the credentials file), and the hooks change three requests in four:
 auth providers put the service's HTTP Basic credentials on /token, /introspect and /revoke
 (dropping the credentials generated into the body, as two methods at once are refused) and
-a real bearer token on /userinfo and on email-link `link` / `reauthenticate`; a hook puts
+a real bearer token on /userinfo, on email-link `link` / `reauthenticate` and on the
+authenticator app's endpoints (the app client is an authenticator); a hook makes pushes the
+partner's (often valid ones), gives details and approvals real pushed `request_uri`s, and puts
 the app's `client_id` on the email-link endpoints and, in some requests, a real refresh
 token, token, link code or Apple identity token in place of the generated one, so that
 requests reach the grants, introspection, revocation and link redemption. The choices
@@ -57,12 +60,15 @@ from joserfc import jwt
 from joserfc.jwk import ECKey
 
 from apple_standin import AppleStandIn
-from e2e_support import new_database, CLI, ROOT, TesseraServer, random_token
+from e2e_support import new_database, CLI, ROOT, TesseraServer, random_token, s256
 from smtp_sink import SMTPSink
 
 EMAIL_LINK_DOC = ROOT / "docs" / "email-link.openapi.json"
 OAUTH_DOC = ROOT / "docs" / "oauth.openapi.json"
 APP = "fuzz-link-app"
+APP_REDIRECT = "https://app.example.com/callback"
+PARTNER = "fuzz-partner"
+PUSHED_FOR_FUZZING = 20
 SERVICE = "fuzz-service"
 SERVICE_SECRET = "api-fuzz-service-secret-0123456789-abcdefgh"
 SERVICE_SCOPES = ["openid", "email", "offline_access", "api.read"]
@@ -77,7 +83,9 @@ SEEDS_ENV = "API_FUZZ_SEEDS"
 SERVER_ENV = {"TESSERA_LOGIN_FAILURES_PER_ADDRESS": "1000", "TESSERA_LOG_LEVEL": "info",
               # every request comes from 127.0.0.1: the per-address hourly limit must not get in the way; the
               # per-email one stays, so that addresses generated again and again meet 429 slow_down
-              "TESSERA_OTP_PER_ADDRESS_PER_HOUR": "100000"}
+              "TESSERA_OTP_PER_ADDRESS_PER_HOUR": "100000",
+              # pushed authorization requests count as sign-ins started, per address too
+              "TESSERA_FLOWS_PER_ADDRESS": "100000"}
 FUZZ_EXAMPLES = 100
 FUZZ_SEED = "20261125"
 LINKS_FOR_FUZZING = 20
@@ -128,14 +136,16 @@ def server(binary, workdir, sink, apple):
     database = new_database(workdir, "api-fuzz")
     cli = CLI(binary, database, workdir)
     # The schema first (the CLI creates it), then the server and the other client at the same time.
-    cli.add_client("Fuzz Link App", client_id=APP, public=True, first_party=True,
-                   redirect_uris=["https://app.example.com/callback"])
+    # The app is the operator's authenticator too: its users' tokens reach the approval endpoints.
+    cli.add_client("Fuzz Link App", client_id=APP, public=True, first_party=True, authenticator=True,
+                   redirect_uris=[APP_REDIRECT])
     srv = TesseraServer(binary, database, workdir, env=SERVER_ENV, name="api-fuzz",
                         args=["--smtp-url", sink.url, "--config", str(config)])
     with ThreadPoolExecutor(1) as pool:
         started = pool.submit(srv.start)
         cli.add_client("Fuzz Service", client_id=SERVICE, secret=SERVICE_SECRET, first_party=True,
                        grant_types=["client_credentials", "refresh_token"], scopes=SERVICE_SCOPES)
+        cli.add_client("Fuzz Partner", client_id=PARTNER, public=True, redirect_uris=["com.example.partner:/cb"])
         started.result()
     yield srv
     srv.stop()
@@ -152,6 +162,13 @@ def post(server: TesseraServer, path: str, data: dict | list, *, service: bool =
     if bearer:
         headers["Authorization"] = "Bearer " + bearer
     return requests.post(server.issuer + path, data=data, headers=headers, timeout=30)
+
+
+def push(server: TesseraServer, client_id: str, redirect_uri: str, **extra) -> requests.Response:
+    """A pushed authorization request (RFC 9126) of a public client, with PKCE."""
+    data = {"client_id": client_id, "response_type": "code", "redirect_uri": redirect_uri, "scope": "openid email",
+            "code_challenge": s256(random_token(48)), "code_challenge_method": "S256", "state": random_token(8), **extra}
+    return requests.post(server.issuer + "/authorize/v1.0/par", data=data, timeout=30)
 
 
 def send_link(server: TesseraServer, sink: SMTPSink, email: str, *, service: bool = False) -> dict:
@@ -193,6 +210,8 @@ def credentials(server, sink, apple, workdir) -> dict:
         apple_sign_ins.append({"subject_token": given["identity_token"], "nonce": given["raw_nonce"],
                                "authorization_code": given["authorization_code"], "user": given["user"]})
     fuzz, app, revocable = grants["fuzz"], grants["app"], grants["revocable"]
+    pushed = [push(server, PARTNER, "com.example.partner:/cb") for _ in range(PUSHED_FOR_FUZZING)]
+    assert all(answer.status_code == 201 for answer in pushed), [answer.text for answer in pushed]
     seeds = {
         "app_id": APP, "service_id": SERVICE, "service_secret": SERVICE_SECRET, "user_scope": USER_SCOPE,
         "links": [{"email": link["email"], "oob_code": link["oob_code"]} for link in links],
@@ -204,6 +223,8 @@ def credentials(server, sink, apple, workdir) -> dict:
         "bearer_tokens": [fuzz["access_token"], app["access_token"], service_token, revocable["access_token"]],
         "revocable": [revocable["access_token"], revocable["refresh_token"]],
         "apple": apple_sign_ins,
+        "request_uris": [answer.json()["request_uri"] for answer in pushed],
+        "partners": [PARTNER, APP, SERVICE],
     }
     path = workdir / "api-fuzz-seeds.json"
     path.write_text(json.dumps(seeds))
@@ -274,6 +295,34 @@ def test_oauth_answers_match_the_oauth_document(server, credentials):
                                    data={"access_token": credentials["client_credentials"].json()["access_token"]})
     assert without_openid.status_code == 403, without_openid.text
     assert_conforms(OAUTH_DOC, "/userinfo", "POST", without_openid)
+
+
+def test_cross_app_answers_match_the_oauth_document(server, credentials):
+    """Pushing, and an authenticator app reading, approving and handing over, with real credentials."""
+    pushed = push(server, PARTNER, "com.example.partner:/cb")
+    assert pushed.status_code == 201, pushed.text
+    assert_conforms(OAUTH_DOC, "/authorize/v1.0/par", "POST", pushed)
+    refused = push(server, PARTNER, "https://evil.example/cb")
+    assert (refused.status_code, refused.json()["error"]) == (400, "invalid_request"), refused.text
+    assert_conforms(OAUTH_DOC, "/authorize/v1.0/par", "POST", refused)
+    app_token = credentials["grants"]["app"]["access_token"]
+    uri = pushed.json()["request_uri"]
+    for path, data in (("/authorize/v1.0/details", {"request_uri": uri}),
+                       ("/authorize/v1.0/approve", {"request_uri": uri, "decision": "allow"}),
+                       ("/authorize/v1.0/handoff", {"client_id": PARTNER})):
+        answer = post(server, path, data, bearer=app_token)
+        assert answer.status_code == 200, answer.text
+        assert_conforms(OAUTH_DOC, path, "POST", answer)
+        anonymous = post(server, path, data)
+        assert anonymous.status_code == 401 and anonymous.headers["WWW-Authenticate"].startswith("Bearer"), anonymous.text
+        assert_conforms(OAUTH_DOC, path, "POST", anonymous)
+    used = post(server, "/authorize/v1.0/approve", {"request_uri": uri, "decision": "allow"}, bearer=app_token)
+    assert (used.status_code, used.json()["error"]) == (400, "invalid_request_uri"), used.text
+    assert_conforms(OAUTH_DOC, "/authorize/v1.0/approve", "POST", used)
+    not_an_authenticator = post(server, "/authorize/v1.0/handoff", {"client_id": PARTNER},
+                                bearer=credentials["grants"]["service"]["access_token"])
+    assert not_an_authenticator.status_code == 403, not_an_authenticator.text
+    assert_conforms(OAUTH_DOC, "/authorize/v1.0/handoff", "POST", not_an_authenticator)
 
 
 def test_native_apple_token_exchange_answers_match_the_oauth_document(server, apple):
@@ -405,7 +454,9 @@ def test_fuzzed_email_link_requests_never_get_a_server_error_and_match_the_docum
 def test_fuzzed_oauth_requests_never_get_a_server_error_and_match_the_document(server, credentials, workdir):
     answers = run_schemathesis(OAUTH_DOC, server, credentials, workdir, "oauth")
     assert_reached(answers, {"POST /token": (200, 400, 401), "POST /introspect": (200, 400, 401),
-                             "POST /revoke": (200, 400, 401), "GET /userinfo": (200, 401), "POST /userinfo": (200, 401)})
+                             "POST /revoke": (200, 400, 401), "GET /userinfo": (200, 401), "POST /userinfo": (200, 401),
+                             "POST /authorize/v1.0/par": (201, 400, 401), "POST /authorize/v1.0/details": (200, 400, 401),
+                             "POST /authorize/v1.0/approve": (200, 400, 401), "POST /authorize/v1.0/handoff": (200, 400, 401)})
 
 
 # ---------------------------------------------------------------------------
@@ -417,7 +468,9 @@ def _install_fuzz_hooks(seeds_path: Path) -> None:
 
     seeds = json.loads(seeds_path.read_text())
     lock = threading.Lock()
-    pools = {"links": list(seeds["links"]), "apple": list(seeds["apple"]), "refresh_token": seeds["refresh_token"]}
+    pools = {"links": list(seeds["links"]), "apple": list(seeds["apple"]), "refresh_token": seeds["refresh_token"],
+             # approvals use their requests up; details leave them: each has its own
+             "approve": list(seeds["request_uris"][::2]), "details": list(seeds["request_uris"][1::2])}
 
     def dice(case) -> random.Random:
         """A die per request, seeded with its content: the same run makes the same choices."""
@@ -457,6 +510,16 @@ def _install_fuzz_hooks(seeds_path: Path) -> None:
                 case.body.pop("access_token", None)
             case.headers = {**(case.headers or {}), "Authorization": "Bearer " + data}
 
+    @schemathesis.auth(refresh_interval=None).apply_to(path_regex=r"^/authorize/v1\.0/(details|approve|handoff)$")
+    class AuthenticatorBearer:
+        """The authenticator app's user's access token, in three requests in four."""
+
+        def get(self, case, context):
+            return seeds["app_access_token"] if dice(case).random() < 0.75 else None
+
+        def set(self, case, data, context):
+            case.headers = {**(case.headers or {}), "Authorization": "Bearer " + data}
+
     @schemathesis.auth(refresh_interval=None).apply_to(path="/emaillink/v1.0/complete")
     class LinkingUser:
         """`link` and `reauthenticate` need the signed-in user's access token: the app's user."""
@@ -491,6 +554,26 @@ def _install_fuzz_hooks(seeds_path: Path) -> None:
                     else:
                         body["link"] = f"https://id.example.com/emaillink/v1.0/signin?mode=signIn&oob_code={link['oob_code']}"
                         body.pop("oob_code", None)
+        elif path == "/authorize/v1.0/par" and die.random() < 0.75:
+            # The partner, a public client: its id in the body, no other credentials; often a request that checks out.
+            case.headers = {name: value for name, value in (case.headers or {}).items() if name.lower() != "authorization"}
+            for name in CLIENT_AUTH_FIELDS:
+                body.pop(name, None)
+            body["client_id"] = PARTNER
+            if die.random() < 0.6:
+                body.update(response_type="code", redirect_uri="com.example.partner:/cb",
+                            code_challenge=s256(random_token(48)), code_challenge_method="S256")
+                body["scope"] = die.choice(["openid email", "openid", body.get("scope", "openid")])
+                for name in ("request_uri", "handoff_ticket", "max_age", "claims", "prompt") if die.random() < 0.7 else ():
+                    body.pop(name, None)
+        elif path in ("/authorize/v1.0/details", "/authorize/v1.0/approve") and die.random() < 0.5:
+            uri = take(path.rsplit("/", 1)[1])
+            if uri is not None:
+                body["request_uri"] = uri
+                if path.endswith("approve") and die.random() < 0.7:
+                    body["decision"] = die.choice(["allow", "deny"])
+        elif path == "/authorize/v1.0/handoff" and die.random() < 0.6:
+            body["client_id"] = die.choice(seeds["partners"])
         elif path == "/token" and die.random() < 0.6:
             if body.get("grant_type") == "refresh_token":
                 with lock:

@@ -126,3 +126,42 @@ def test_a_person_arriving_from_the_authenticator_app_is_signed_in_without_a_pag
     status, stdout, stderr = sibling.finish()
     assert status == 0, stderr
     assert json.loads(stdout)["sub"] == apps["user"]["id"]
+
+
+def test_sibling_apps_share_one_sign_in_and_one_sign_out(binary, op, cli, apps, tmp_path):
+    """Native SSO between two processes: the first signs in (natively, asking for device_sso) and
+    leaves the device session in a file standing for the vendor's keychain group; the second signs
+    in from it without any page; ending it signs both out."""
+    common = dict(redirect_uris=["http://127.0.0.1/callback"], public=True, first_party=True, device_sso_group="acme-cli",
+                  scopes=["openid", "profile", "email", "offline_access", "device_sso"])
+    mail = cli.add_client("Acme Mail CLI", **common)["client_id"]
+    calendar = cli.add_client("Acme Calendar CLI", **common)["client_id"]
+    group_file = tmp_path / "keychain-group.json"
+    first = run(binary, "--issuer", op.issuer, f"--client-id={mail}", "--native", "--email", apps["user"]["email"],
+                "--password-stdin", "--scope", "openid profile email offline_access device_sso", "--share-device-session",
+                str(group_file), "--token-file", str(tmp_path / "mail.json"), input=PASSWORD + "\n")
+    assert first.returncode == 0, first.stderr
+    shared = json.loads(group_file.read_text())
+    assert shared["device_secret"] and shared["id_token"] and "refresh_token" not in shared and shared["access_token"] == ""
+    assert oct(group_file.stat().st_mode & 0o777) == "0o600"
+    saved = group_file.read_text()
+
+    second = run(binary, "--issuer", op.issuer, f"--client-id={calendar}", "--from-device-session", str(group_file),
+                 "--token-file", str(tmp_path / "calendar.json"))
+    assert second.returncode == 0, second.stderr
+    claims = json.loads(second.stdout)
+    assert claims["sub"] == apps["user"]["id"] and claims["aud"] == calendar
+    assert claims["sid"] == json.loads(first.stdout)["sid"]
+
+    ended = run(binary, "--issuer", op.issuer, f"--client-id={calendar}", "--end-device-session", str(group_file))
+    assert ended.returncode == 0, ended.stderr
+    assert not group_file.exists()
+    copy = tmp_path / "copy.json"
+    copy.write_text(saved)
+    again = run(binary, "--issuer", op.issuer, f"--client-id={calendar}", "--from-device-session", str(copy),
+                "--token-file", str(tmp_path / "calendar2.json"))
+    assert again.returncode == 1 and "invalid_grant" in again.stderr
+    calendar_tokens = json.loads((tmp_path / "calendar.json").read_text())
+    refreshed = requests.post(op.config["token_endpoint"], timeout=30, data={
+        "grant_type": "refresh_token", "refresh_token": calendar_tokens["refresh_token"], "client_id": calendar})
+    assert refreshed.status_code == 400 and refreshed.json()["error"] == "invalid_grant"

@@ -80,23 +80,30 @@ package struct UserGrantTokens: Sendable {
     let issuer: TokenIssuer
     let users: any UserStore
     let grants: any GrantStore
+    /// Native SSO: a sign-in asking for `device_sso` starts a device session.
+    let deviceSessions: DeviceSessions?
     let clock: WallClock
 
-    package init(issuer: TokenIssuer, users: any UserStore, grants: any GrantStore, clock: WallClock) {
+    package init(issuer: TokenIssuer, users: any UserStore, grants: any GrantStore, deviceSessions: DeviceSessions? = nil,
+                 clock: WallClock) {
         self.issuer = issuer
         self.users = users
         self.grants = grants
+        self.deviceSessions = deviceSessions
         self.clock = clock
     }
 
     /// A new grant for a user who signed in just now, without a browser session (a native
-    /// flow, an email link, a native Apple sign-in), stored, and its tokens.
+    /// flow, an email link, a native Apple sign-in), stored, and its tokens. With `device_sso`
+    /// in the scope of a client in a device SSO group, a device session starts (Native SSO).
     package func issue(userID: String, amr: [String], scope: ScopeSet, client: Client) async throws -> TokenResponse {
         let now = clock.now()
-        let (grant, refresh) = mint(client: client, userID: userID, scope: scope, authTime: now, amr: amr,
+        var (grant, refresh) = mint(client: client, userID: userID, scope: scope, authTime: now, amr: amr,
                                     sid: SecureRandom.token(bytes: 16), now: now)
+        let device = try await deviceSessions?.start(for: &grant, client: client)
         try await grants.insertGrant(grant, refreshToken: refresh?.record)
-        return try await response(grant: grant, client: client, scope: scope, nonce: nil, refreshToken: refresh?.token)
+        return try await response(grant: grant, client: client, scope: scope, nonce: nil, refreshToken: refresh?.token,
+                                  dsHash: device?.session.dsHash, deviceSecret: device?.secret)
     }
 
     /// A new grant of `client` for a user who just signed in, and its refresh token when the

@@ -255,8 +255,8 @@ struct AdminConsole {
     func clientValues(_ client: [String: JSONValue], language: PageLanguage) -> [String: Any] {
         let t = ConsoleText.table(language)
         let fields = ["client_id", "token_endpoint_auth_method", "grant_types", "redirect_uris", "post_logout_redirect_uris", "scope",
-                      "first_party", "subject_type", "resource_server", "link_domains", "ios_apps", "previous_secret_expires_at", "created_at",
-                      "version"].compactMap { name -> [String: String]? in
+                      "first_party", "subject_type", "resource_server", "require_pushed_authorization_requests", "authenticator",
+                      "device_sso_group", "link_domains", "ios_apps", "previous_secret_expires_at", "created_at", "version"].compactMap { name -> [String: String]? in
             guard let value = client[name], value != .null, value != .array([]) else { return nil }
             return ["name": t["field." + name] ?? name, "value": display(value, name: name, language)]
         }

@@ -51,6 +51,8 @@ enum ConsoleText {
         "field.client_id": "Client id", "field.token_endpoint_auth_method": "Authentication", "field.grant_types": "Grants",
         "field.redirect_uris": "Redirect URIs", "field.post_logout_redirect_uris": "Post-logout redirect URIs", "field.scope": "Scopes",
         "field.first_party": "First party", "field.subject_type": "Subject identifiers", "field.resource_server": "Resource server",
+        "field.require_pushed_authorization_requests": "Requests must be pushed (PAR)", "field.authenticator": "Authenticator app",
+        "field.device_sso_group": "Native SSO group",
         "field.link_domains": "Email-link domains", "field.ios_apps": "iOS apps", "field.previous_secret_expires_at": "Previous secret works until",
     ]
 
@@ -99,6 +101,8 @@ enum ConsoleText {
         "field.client_id": "Id клиента", "field.token_endpoint_auth_method": "Аутентификация", "field.grant_types": "Гранты",
         "field.redirect_uris": "Адреса возврата", "field.post_logout_redirect_uris": "Адреса после выхода", "field.scope": "Области доступа",
         "field.first_party": "Собственный", "field.subject_type": "Идентификаторы субъекта", "field.resource_server": "Сервер ресурсов",
+        "field.require_pushed_authorization_requests": "Только предварительно отправленные запросы (PAR)",
+        "field.authenticator": "Приложение-аутентификатор", "field.device_sso_group": "Группа Native SSO",
         "field.link_domains": "Домены ссылок для входа", "field.ios_apps": "Приложения iOS",
         "field.previous_secret_expires_at": "Прежний секрет действует до",
     ]
