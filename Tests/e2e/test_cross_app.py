@@ -93,7 +93,7 @@ def redirect_params(location: str) -> dict:
 
 def test_discovery_names_the_cross_app_endpoints(op):
     config = op.config
-    for name in ("pushed_authorization_request_endpoint", "authorization_details_endpoint",
+    for name in ("pushed_authorization_request_endpoint", "pushed_request_details_endpoint",
                  "authorization_approval_endpoint", "handoff_endpoint"):
         assert config[name].startswith(op.issuer + "/"), name
     assert config["require_pushed_authorization_requests"] is False
@@ -206,7 +206,7 @@ def test_the_authenticator_app_approves_a_partner_request(op, cast):
     partner, user = cast["partner"], cast["user"]
     token = app_token(op, cast)["access_token"]
     uri, pushed = pushed_uri(op, partner, scope="openid profile email")
-    details = app_call(op, "authorization_details_endpoint", token, request_uri=uri)
+    details = app_call(op, "pushed_request_details_endpoint", token, request_uri=uri)
     assert details.status_code == 200, details.text
     shown = details.json()
     assert shown["client_id"] == partner.client_id and shown["client_name"] == "Partner Shop"
@@ -244,7 +244,7 @@ def test_approval_consent_is_remembered_for_the_hosted_page(op, cast):
     partner, user = cast["partner_confidential"], cast["other_user"]
     token = app_token(op, cast, user=user)["access_token"]
     uri, _ = pushed_uri(op, partner, scope="openid email")
-    assert app_call(op, "authorization_details_endpoint", token, request_uri=uri).json()["consent_required"] is True
+    assert app_call(op, "pushed_request_details_endpoint", token, request_uri=uri).json()["consent_required"] is True
     assert app_call(op, "authorization_approval_endpoint", token, request_uri=uri, decision="allow").status_code == 200
     result = UserAgent(op).authorize(partner, user=user, scope="openid email", consent=None)
     assert result.kind == "redirect" and result.code and "consent" not in result.seen, result.describe()
@@ -266,7 +266,7 @@ def test_only_an_authenticator_app_may_approve(op, cast):
     assert "error=\"unauthorized_client\"" in refused.headers["WWW-Authenticate"]
     anonymous = app_call(op, "authorization_approval_endpoint", None, request_uri=uri, decision="allow")
     assert anonymous.status_code == 401 and anonymous.json()["error"] == "invalid_token"
-    forged = app_call(op, "authorization_details_endpoint", "eyJhbGciOiJub25lIn0.e30.", request_uri=uri)
+    forged = app_call(op, "pushed_request_details_endpoint", "eyJhbGciOiJub25lIn0.e30.", request_uri=uri)
     assert forged.status_code == 401
 
 
@@ -275,7 +275,7 @@ def test_an_app_sign_in_older_than_max_age_must_sign_in_again(op, cast):
     token = app_token(op, cast)["access_token"]
     time.sleep(1.1)
     uri, pushed = pushed_uri(op, partner, max_age="1")
-    shown = app_call(op, "authorization_details_endpoint", token, request_uri=uri).json()
+    shown = app_call(op, "pushed_request_details_endpoint", token, request_uri=uri).json()
     assert shown["reauthentication_required"] is True and shown["max_age"] == 1
     refused = app_call(op, "authorization_approval_endpoint", token, request_uri=uri, decision="allow")
     assert_oauth_error(refused, "login_required", 400)
@@ -331,7 +331,7 @@ def test_acr_values_are_honoured_in_the_app_and_on_the_hosted_page(op, cast):
 def test_form_post_requests_are_left_to_the_browser(op, cast):
     token = app_token(op, cast)["access_token"]
     uri, _ = pushed_uri(op, cast["partner"], response_mode="form_post")
-    answer = app_call(op, "authorization_details_endpoint", token, request_uri=uri)
+    answer = app_call(op, "pushed_request_details_endpoint", token, request_uri=uri)
     assert_oauth_error(answer, "invalid_request", 400)
     assert "browser" in answer.json()["error_description"]
 

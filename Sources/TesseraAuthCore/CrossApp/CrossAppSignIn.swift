@@ -171,7 +171,7 @@ public struct AuthorizationApprover: Sendable {
 
     /// What the partner asks for; the request stays usable.
     public func details(of request: IncomingAuthorizationRequest) async throws -> AuthorizationDetails {
-        let data = try await call(\.authorizationDetailsEndpoint, [("request_uri", request.requestURI)], name: "authorization details endpoint")
+        let data = try await call(\.pushedRequestDetailsEndpoint, [("request_uri", request.requestURI)], name: "authorization details endpoint")
         do { return try JSONDecoder().decode(AuthorizationDetails.self, from: data) } catch {
             throw AuthError.invalidResponse("the authorization details are not valid JSON: \(error)")
         }

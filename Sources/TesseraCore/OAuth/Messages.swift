@@ -91,7 +91,7 @@ public struct ProviderMetadata: Codable, Sendable, Equatable {
     public var nativeSSOSupported: Bool?
     /// Tessera's app-to-app authorization: where an authenticator app reads, approves and
     /// denies a pushed request, and asks for hand-off tickets.
-    public var authorizationDetailsEndpoint: String?
+    public var pushedRequestDetailsEndpoint: String?
     public var authorizationApprovalEndpoint: String?
     public var handoffEndpoint: String?
 
@@ -143,7 +143,7 @@ public struct ProviderMetadata: Codable, Sendable, Equatable {
         case pushedAuthorizationRequestEndpoint = "pushed_authorization_request_endpoint"
         case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
         case nativeSSOSupported = "native_sso_supported"
-        case authorizationDetailsEndpoint = "authorization_details_endpoint"
+        case pushedRequestDetailsEndpoint = "pushed_request_details_endpoint"
         case authorizationApprovalEndpoint = "authorization_approval_endpoint"
         case handoffEndpoint = "handoff_endpoint"
     }

@@ -47,7 +47,7 @@ public enum TesseraPath {
     public static let accountProviders = "/account/v1.0/providers"
     /// `pushed_authorization_request_endpoint` (RFC 9126).
     public static let pushedAuthorizationRequest = "/authorize/v1.0/par"
-    /// `authorization_details_endpoint`: what a pushed request asks for, for an authenticator app.
+    /// `pushed_request_details_endpoint`: what a pushed request asks for, for an authenticator app.
     public static let authorizationDetails = "/authorize/v1.0/details"
     /// `authorization_approval_endpoint`: an authenticator app approves or denies a pushed request.
     public static let authorizationApproval = "/authorize/v1.0/approve"

@@ -51,7 +51,7 @@ struct DiscoveryEndpoint {
         metadata.pushedAuthorizationRequestEndpoint = issuer + TesseraPath.pushedAuthorizationRequest
         metadata.requirePushedAuthorizationRequests = false
         metadata.nativeSSOSupported = true
-        metadata.authorizationDetailsEndpoint = issuer + TesseraPath.authorizationDetails
+        metadata.pushedRequestDetailsEndpoint = issuer + TesseraPath.authorizationDetails
         metadata.authorizationApprovalEndpoint = issuer + TesseraPath.authorizationApproval
         metadata.handoffEndpoint = issuer + TesseraPath.handoff
         document = try CanonicalJSON.encode(metadata)
