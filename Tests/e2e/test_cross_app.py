@@ -272,11 +272,12 @@ def test_only_an_authenticator_app_may_approve(op, cast):
 
 def test_an_app_sign_in_older_than_max_age_must_sign_in_again(op, cast):
     partner = cast["partner"]
+    # max_age leaves a fresh sign-in a few seconds to reach the approval, even on a busy machine.
     token = app_token(op, cast)["access_token"]
-    time.sleep(1.1)
-    uri, pushed = pushed_uri(op, partner, max_age="1")
+    time.sleep(5.1)
+    uri, pushed = pushed_uri(op, partner, max_age="5")
     shown = app_call(op, "pushed_request_details_endpoint", token, request_uri=uri).json()
-    assert shown["reauthentication_required"] is True and shown["max_age"] == 1
+    assert shown["reauthentication_required"] is True and shown["max_age"] == 5
     refused = app_call(op, "authorization_approval_endpoint", token, request_uri=uri, decision="allow")
     assert_oauth_error(refused, "login_required", 400)
     # Not used up: after a new sign-in in the app, the same request is approved.
@@ -286,7 +287,7 @@ def test_an_app_sign_in_older_than_max_age_must_sign_in_again(op, cast):
     code = redirect_params(approved.json()["redirect_to"])["code"]
     tokens = assert_tokens(op.redeem_code(partner, code, pushed.verifier, redirect_uri=partner.redirect_uri))
     auth_time = op.verify_id_token(tokens["id_token"], partner, nonce=pushed.sent["nonce"])["auth_time"]
-    assert time.time() - auth_time < 5
+    assert time.time() - auth_time < 10
 
 
 def test_prompt_login_needs_a_sign_in_after_the_request(op, cast):
