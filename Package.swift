@@ -4,7 +4,7 @@ import PackageDescription
 // Platform versions are package-wide in SwiftPM. Apps adopt the SDK (`TesseraAuth`) on iOS 15 and
 // macOS 12, so those are declared; its targets use nothing newer (no Synchronization, no Clock or
 // Duration outside the loopback listener, which says macOS 13). The server needs macOS 15
-// (Hummingbird, Mutex): on Linux, where Apple's versions don't apply, nothing is to be done; to
+// (Hummingbird): on Linux, where Apple's versions don't apply, nothing is to be done; to
 // build the server on a Mac, set TESSERA_SERVER_ON_MAC=1 (docs/sdk.md#platforms).
 let serverOnMac = Context.environment["TESSERA_SERVER_ON_MAC"] != nil
 
@@ -71,6 +71,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -93,6 +94,7 @@ let package = Package(
             dependencies: [
                 "TesseraCore",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -107,6 +109,7 @@ let package = Package(
             name: "TesseraSQLite",
             dependencies: [
                 "CTesseraSQLite",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
             ]
@@ -119,6 +122,7 @@ let package = Package(
                 "TesseraDomain",
                 "TesseraSQLite",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -143,6 +147,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "Metrics", package: "swift-metrics"),

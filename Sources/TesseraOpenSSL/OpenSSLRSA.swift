@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 import TesseraCore
 #if canImport(Glibc)
 import Glibc
@@ -23,7 +23,7 @@ package final class OpenSSLRSASigner: JWSSignatureEngine, @unchecked Sendable {
     private let library: LibCrypto
     private let pkey: OpaquePointer
     private let fallback: JWSSigningKey
-    private let idle = Mutex<[SigningContext]>([])
+    private let idle = NIOLockedValueBox<[SigningContext]>([])
     private static let maximumIdleContexts = 16
 
     private init(library: LibCrypto, pkey: OpaquePointer, fallback: JWSSigningKey) {
@@ -33,7 +33,7 @@ package final class OpenSSLRSASigner: JWSSignatureEngine, @unchecked Sendable {
     }
 
     deinit {
-        for context in idle.withLock({ $0 }) { library.EVP_PKEY_CTX_free(context.pointer) }
+        for context in idle.withLockedValue({ $0 }) { library.EVP_PKEY_CTX_free(context.pointer) }
         library.EVP_PKEY_free(pkey)
     }
 
@@ -90,7 +90,7 @@ package final class OpenSSLRSASigner: JWSSignatureEngine, @unchecked Sendable {
     }
 
     private func takeContext() -> OpaquePointer? {
-        if let context = idle.withLock({ $0.popLast() }) { return context.pointer }
+        if let context = idle.withLockedValue({ $0.popLast() }) { return context.pointer }
         guard let context = library.EVP_PKEY_CTX_new(pkey, nil) else { return nil }
         guard library.EVP_PKEY_sign_init(context) == 1,
               library.EVP_PKEY_CTX_set_rsa_padding(context, 1 /* RSA_PKCS1_PADDING */) == 1,
@@ -103,7 +103,7 @@ package final class OpenSSLRSASigner: JWSSignatureEngine, @unchecked Sendable {
     }
 
     private func giveBack(_ context: OpaquePointer) {
-        let kept = idle.withLock { contexts -> Bool in
+        let kept = idle.withLockedValue { contexts -> Bool in
             guard contexts.count < Self.maximumIdleContexts else { return false }
             contexts.append(SigningContext(pointer: context))
             return true

@@ -4,7 +4,7 @@ import Metrics
 import NIOCore
 import NIOPosix
 import SQLKit
-import Synchronization
+import NIOConcurrencyHelpers
 import TesseraSQLite
 import TesseraDomain
 
@@ -165,11 +165,11 @@ final class AsyncLock: Sendable {
         var locked = false
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     func lock() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let acquired = state.withLock { state -> Bool in
+            let acquired = state.withLockedValue { state -> Bool in
                 if state.locked {
                     state.waiters.append(continuation)
                     return false
@@ -182,7 +182,7 @@ final class AsyncLock: Sendable {
     }
 
     func unlock() {
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let next = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
             if state.waiters.isEmpty {
                 state.locked = false
                 return nil

@@ -408,6 +408,12 @@ enum Migrations {
         Migration(version: 17, name: "device_session_hash", statements: [
             "ALTER TABLE device_sessions ADD COLUMN ds_hash TEXT",
         ]),
+        // A sign-in attempt counts its failure before the password is checked, under an id
+        // that a right password takes back (docs/security.md, "Guessing passwords").
+        Migration(version: 18, name: "throttle_attempts", statements: [
+            "ALTER TABLE throttle_failures ADD COLUMN attempt TEXT",
+            "CREATE INDEX throttle_failures_attempt ON throttle_failures (attempt)",
+        ]),
     ]
 
     /// PostgreSQL's advisory-lock key for migrations (a fixed number, "tessera" in ASCII).

@@ -1,6 +1,6 @@
 import Foundation
 import SQLKit
-import Synchronization
+import NIOConcurrencyHelpers
 import TesseraCore
 import TesseraDomain
 
@@ -98,10 +98,13 @@ extension SQLStore: ClientStore {
         }
     }
 
-    public func clientAppLinks() async throws -> [(links: ClientAppLinks, authenticator: Bool)] {
+    public func clientAppLinks() async throws -> [(links: ClientAppLinks, firstParty: Bool, authenticator: Bool)] {
         try await database.withDatabase { db in
-            try await db.raw("SELECT app_links, authenticator FROM clients WHERE app_links IS NOT NULL ORDER BY created_at, id").all().map {
-                (try JSONDecoder().decode(ClientAppLinks.self, from: Data(try $0.string("app_links").utf8)), try $0.bool("authenticator"))
+            try await db.raw("""
+                SELECT app_links, first_party, authenticator FROM clients WHERE app_links IS NOT NULL ORDER BY created_at, id
+                """).all().map {
+                (try JSONDecoder().decode(ClientAppLinks.self, from: Data(try $0.string("app_links").utf8)), try $0.bool("first_party"),
+                 try $0.bool("authenticator"))
             }
         }
     }
@@ -134,11 +137,11 @@ extension SQLStore: ClientStore {
 final class ClientCache: Sendable {
     static let lifetime: Duration = .seconds(5)
     private static let capacity = 1_000
-    private let entries = Mutex<[String: (client: Client, expires: ContinuousClock.Instant)]>([:])
+    private let entries = NIOLockedValueBox<[String: (client: Client, expires: ContinuousClock.Instant)]>([:])
 
     func client(id: String) -> Client? {
         let now = ContinuousClock.now
-        return entries.withLock { entries in
+        return entries.withLockedValue { entries in
             guard let entry = entries[id] else { return nil }
             guard entry.expires > now else {
                 entries[id] = nil
@@ -150,12 +153,12 @@ final class ClientCache: Sendable {
 
     /// Forgets a client this node changed, so the change applies here at once.
     func forget(_ id: String) {
-        _ = entries.withLock { $0.removeValue(forKey: id) }
+        _ = entries.withLockedValue { $0.removeValue(forKey: id) }
     }
 
     func remember(_ client: Client) {
         let expires = ContinuousClock.now + Self.lifetime
-        entries.withLock { entries in
+        entries.withLockedValue { entries in
             if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
             entries[client.id] = (client, expires)
         }

@@ -2,24 +2,35 @@ import SQLKit
 import TesseraDomain
 
 extension SQLStore: ThrottleStore {
-    public func failureCounts(_ keys: [String], since: Int64) async throws -> [String: Int] {
-        guard !keys.isEmpty else { return [:] }
-        return try await database.withDatabase { db in
-            let rows = try await db.raw("""
-                SELECT key_hash, COUNT(*) AS failures FROM throttle_failures
-                WHERE key_hash IN (\(binds: keys)) AND at >= \(bind: since) GROUP BY key_hash
-                """).all()
-            var counts: [String: Int] = [:]
-            for row in rows { counts[try row.string("key_hash")] = Int(try row.int("failures")) }
-            return counts
+    public func reserveFailures(_ keys: [(key: String, limit: Int)], since: Int64, now: Int64, attempt: String) async throws -> Bool {
+        struct AtLimit: Error {}
+        // In one order, so two attempts sharing keys never wait for each other crosswise.
+        let keys = keys.sorted { $0.key < $1.key }
+        do {
+            try await database.transaction { db in
+                // SQLite's BEGIN IMMEDIATE serialises writers already; PostgreSQL's READ
+                // COMMITTED would let two transactions count the same rows, so each key is locked.
+                if db.dialect.name == "postgresql" {
+                    for (key, _) in keys { try await db.raw("SELECT pg_advisory_xact_lock(hashtextextended(\(bind: key), 0))").run() }
+                }
+                for (key, limit) in keys {
+                    let counted = try await db.raw("""
+                        INSERT INTO throttle_failures (key_hash, at, attempt) SELECT \(bind: key), \(bind: now), \(bind: attempt)
+                        WHERE (SELECT COUNT(*) FROM throttle_failures WHERE key_hash = \(bind: key) AND at >= \(bind: since)) < \(bind: limit)
+                        RETURNING key_hash
+                        """).first()
+                    if counted == nil { throw AtLimit() }
+                }
+            }
+            return true
+        } catch is AtLimit {
+            return false
         }
     }
 
-    public func recordFailures(_ keys: [String], now: Int64) async throws {
-        try await database.transaction { db in
-            for key in keys {
-                try await db.raw("INSERT INTO throttle_failures (key_hash, at) VALUES (\(bind: key), \(bind: now))").run()
-            }
+    public func forgetFailures(attempt: String) async throws {
+        try await database.withDatabase { db in
+            try await db.raw("DELETE FROM throttle_failures WHERE attempt = \(bind: attempt)").run()
         }
     }
 

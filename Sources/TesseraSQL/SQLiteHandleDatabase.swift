@@ -4,7 +4,6 @@ import NIOCore
 import NIOPosix
 import SQLKit
 import SQLiteKit
-import Synchronization
 import TesseraSQLite
 
 /// ``SQLiteHandle`` as SQLKit's `SQLDatabase`: statements run synchronously in the caller.

@@ -1,7 +1,7 @@
 import CTesseraSQLite
 import NIOCore
 import SQLiteNIO
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// One SQLite connection, called synchronously.
 ///
@@ -13,13 +13,14 @@ import Synchronization
 /// Prepared statements are kept by SQL text (the store's SQL is a fixed set of templates),
 /// so each is parsed once.
 package final class SQLiteHandle: Sendable {
-    private struct State: ~Copyable {
+    /// The connection and its statements: C pointers, touched only under the lock.
+    private struct State: @unchecked Sendable {
         var db: OpaquePointer?
         var statements: [String: OpaquePointer] = [:]
     }
-    // A Mutex, not thread confinement: the handle is correct from any thread, and the
-    // lock is uncontended when, as intended, one thread uses it.
-    private let state: Mutex<State>
+    // A lock, not thread confinement: the handle is correct from any thread, and the lock
+    // is uncontended when, as intended, one thread uses it.
+    private let state: NIOLockedValueBox<State>
     private static let maximumCachedStatements = 512
 
     /// Opens (creating if needed) the database at `path`, or a private in-memory one for `":memory:"`.
@@ -31,7 +32,7 @@ package final class SQLiteHandle: Sendable {
             tessera_sqlite_close(db)
             throw SQLiteFailure(code: status, message: "cannot open \(path): \(message)")
         }
-        state = Mutex(State(db: db))
+        state = NIOLockedValueBox(State(db: db))
     }
 
     deinit {
@@ -40,7 +41,7 @@ package final class SQLiteHandle: Sendable {
 
     /// Runs one statement with `binds`, calling `onRow` for each row it returns.
     package func execute(_ sql: String, _ binds: [SQLiteData], onRow: (_ columns: [String], _ values: [SQLiteData]) throws -> Void) throws {
-        try state.withLock { state in
+        try state.withLockedValue { state in
             guard let db = state.db else { throw SQLiteFailure(code: TESSERA_SQLITE_MISUSE, message: "the database is closed") }
             let statement = try Self.prepared(sql, in: &state, db: db)
             defer {
@@ -65,7 +66,7 @@ package final class SQLiteHandle: Sendable {
 
     /// Finalizes the prepared statements and closes the connection; later calls fail.
     package func close() {
-        state.withLock { state in
+        state.withLockedValue { state in
             for statement in state.statements.values { tessera_sqlite_finalize(statement) }
             state.statements = [:]
             if let db = state.db { tessera_sqlite_close(db) }
@@ -73,7 +74,7 @@ package final class SQLiteHandle: Sendable {
         }
     }
 
-    package var isClosed: Bool { state.withLock { $0.db == nil } }
+    package var isClosed: Bool { state.withLockedValue { $0.db == nil } }
 
     private static func prepared(_ sql: String, in state: inout State, db: OpaquePointer) throws -> OpaquePointer {
         if let statement = state.statements[sql] { return statement }

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 import TesseraCore
 import TesseraDomain
 import TesseraSQL
@@ -107,10 +107,10 @@ public final class Provider: Sendable {
         let issuer = configuration.issuerURL
         clientAuthenticator = ClientAuthenticator(clients: store, grants: store, audiences: [issuer, issuer + Endpoint.token.path], clock: clock)
         accessTokens = AccessTokenValidator(issuer: issuer, keys: keys, grants: store, clock: clock)
-        tokenIntrospection = TokenIntrospection(issuer: issuer, grants: store, accessTokens: accessTokens,
-                                                tokenIssuer: tokenIssuer, clock: clock)
         deviceSessions = DeviceSessions(store: store, lifetime: configuration.refreshTokenLifetime, issuer: tokenIssuer, audit: audit,
                                         clock: clock)
+        tokenIntrospection = TokenIntrospection(issuer: issuer, grants: store, accessTokens: accessTokens,
+                                                tokenIssuer: tokenIssuer, deviceSessions: deviceSessions, clock: clock)
         userTokens = UserGrantTokens(issuer: tokenIssuer, users: store, grants: store, deviceSessions: deviceSessions, clock: clock)
         passwordSignIn = PasswordSignIn(users: store, passwords: passwords, limits: configuration.loginLimits, throttles: store, audit: audit, clock: clock)
         pages = try PageRenderer()
@@ -267,14 +267,14 @@ public final class Provider: Sendable {
 
 /// Resumes a continuation with the first value given; later ones are dropped.
 final class FirstAnswer<Value: Sendable>: Sendable {
-    private let continuation: Mutex<CheckedContinuation<Value, Never>?>
+    private let continuation: NIOLockedValueBox<CheckedContinuation<Value, Never>?>
 
     init(_ continuation: CheckedContinuation<Value, Never>) {
-        self.continuation = Mutex(continuation)
+        self.continuation = NIOLockedValueBox(continuation)
     }
 
     func give(_ value: Value) {
-        continuation.withLock { pending in
+        continuation.withLockedValue { pending in
             let taken = pending
             pending = nil
             return taken

@@ -11,7 +11,7 @@ import TesseraServer
 /// (``AdminAPI``), so they answer alike.
 struct AdminTarget: ParsableArguments {
     @Option(help: ArgumentHelp("A running server's URL (its issuer): act through its admin API.",
-                               discussion: "The client credentials come from TESSERA_ADMIN_CLIENT_ID and TESSERA_ADMIN_CLIENT_SECRET: a client allowed the tessera:admin scope (tessera clients add --grant-type client_credentials --scope tessera:admin)."))
+                               discussion: "The client credentials come from TESSERA_ADMIN_CLIENT_ID and TESSERA_ADMIN_CLIENT_SECRET: a client allowed the tessera:admin scope (tessera clients add --first-party --grant-type client_credentials --scope tessera:admin)."))
     var server: String?
     @OptionGroup var storage: StorageOptions
     @Flag(help: "Print JSON (the admin API's answer) instead of a table.") var json = false
@@ -93,7 +93,7 @@ struct RemoteAdmin {
         guard let id = environment[AdminTarget.clientIDVariable], let secret = environment[AdminTarget.clientSecretVariable] else {
             throw AdminCommandError("--server needs the admin client's credentials in \(AdminTarget.clientIDVariable) and \(AdminTarget.clientSecretVariable)")
         }
-        let base = server.hasSuffix("/") ? String(server.dropLast()) : server
+        let base = try Self.base(of: server)
         let token = try await self.token(base: base, clientID: id, secret: secret)
         var path = call.path.split(separator: "/").map { String($0).addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? "" }
             .joined(separator: "/")
@@ -114,6 +114,26 @@ struct RemoteAdmin {
             throw AdminCommandError("\(url.absoluteString) answered \(response.status): is --server a Tessera server of this version?")
         }
         return AdminResult(status: response.status, body: decoded, version: response.headers["etag"])
+    }
+
+    /// `--server` without its trailing slash, when it is safe to send the admin client's secret
+    /// and token to: https, or plain http only to this machine (loopback), where nobody on the
+    /// network can read them.
+    static func base(of server: String) throws -> String {
+        guard let url = URL(string: server), let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(), !host.isEmpty else {
+            throw AdminCommandError("--server '\(server)' is not a URL such as https://id.example.com")
+        }
+        let loopback = host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
+        switch scheme {
+        case "https": break
+        case "http" where loopback: break
+        case "http":
+            throw AdminCommandError("--server \(server) is plain http to another machine: the admin client's secret and token would "
+                                    + "cross the network in clear text. Use https (plain http is accepted for loopback addresses only)")
+        default:
+            throw AdminCommandError("--server '\(server)' must be an https URL (or http to a loopback address)")
+        }
+        return server.hasSuffix("/") ? String(server.dropLast()) : server
     }
 
     func token(base: String, clientID: String, secret: String) async throws -> String {

@@ -109,16 +109,14 @@ struct Login: AsyncParsableCommand {
     }
 
     func signIn() async throws {
-        guard let issuerURL = URL(string: issuer), issuerURL.scheme != nil, issuerURL.host != nil else {
-            throw AuthError(.configuration, "--issuer '\(issuer)' is not an absolute URL")
-        }
+        let issuerURL = try self.issuerURL()
         guard timeout > 0 else { throw AuthError(.configuration, "--timeout must be positive") }
         let listener = try LoopbackRedirectListener()
         defer { listener.close() }
         let client = OIDCClient(configuration: .init(issuer: issuerURL, clientID: clientID, redirectURI: listener.redirectURI,
                                                      scope: scope),
                                 transport: AsyncHTTPClientTransport())
-        let store = FileTokenStore(fileURL: tokenFile.map { URL(fileURLWithPath: $0) } ?? FileTokenStore.defaultFileURL)
+        let store = tokenStore
         let state = AuthState(client: client, store: store)
         let openBrowser = !noBrowser
         let agent = LoopbackUserAgent(listener: listener, timeout: .seconds(timeout)) { url in
@@ -159,11 +157,22 @@ struct Login: AsyncParsableCommand {
         Self.report("Device session saved to \(path)")
     }
 
-    /// A client of --issuer and --client-id (no redirect: nothing here opens a browser).
-    func pagelessClient() throws -> OIDCClient {
-        guard let issuerURL = URL(string: issuer), issuerURL.scheme != nil, issuerURL.host != nil else {
+    /// --issuer, when it is an absolute URL.
+    func issuerURL() throws -> URL {
+        guard let url = URL(string: issuer), url.scheme != nil, url.host != nil else {
             throw AuthError(.configuration, "--issuer '\(issuer)' is not an absolute URL")
         }
+        return url
+    }
+
+    /// Where the tokens are saved: --token-file, or the default file.
+    var tokenStore: FileTokenStore {
+        FileTokenStore(fileURL: tokenFile.map { URL(fileURLWithPath: $0) } ?? FileTokenStore.defaultFileURL)
+    }
+
+    /// A client of --issuer and --client-id (no redirect: nothing here opens a browser).
+    func pagelessClient() throws -> OIDCClient {
+        let issuerURL = try self.issuerURL()
         return OIDCClient(configuration: .init(issuer: issuerURL, clientID: clientID, redirectURI: "http://127.0.0.1/callback",
                                                scope: scope),
                           transport: AsyncHTTPClientTransport())
@@ -171,7 +180,7 @@ struct Login: AsyncParsableCommand {
 
     /// `--from-device-session PATH`: a sibling app signing in from the shared device session.
     func signInFromDeviceSession(at path: String) async throws {
-        let store = FileTokenStore(fileURL: tokenFile.map { URL(fileURLWithPath: $0) } ?? FileTokenStore.defaultFileURL)
+        let store = tokenStore
         let state = AuthState(client: try pagelessClient(), store: store)
         guard let user = try await state.signIn(fromDeviceSessionIn: FileTokenStore(fileURL: URL(fileURLWithPath: path)), scope: scope) else {
             throw AuthError(.notSignedIn, "no device session in \(path): sign in first with --share-device-session")
@@ -190,14 +199,8 @@ struct Login: AsyncParsableCommand {
 
     /// The authenticator app's session, from --token-file (saved by an earlier tessera login of its client).
     func authenticatorSession() async throws -> AuthState {
-        guard let issuerURL = URL(string: issuer), issuerURL.scheme != nil, issuerURL.host != nil else {
-            throw AuthError(.configuration, "--issuer '\(issuer)' is not an absolute URL")
-        }
-        let client = OIDCClient(configuration: .init(issuer: issuerURL, clientID: clientID, redirectURI: "http://127.0.0.1/callback",
-                                                     scope: scope),
-                                transport: AsyncHTTPClientTransport())
-        let store = FileTokenStore(fileURL: tokenFile.map { URL(fileURLWithPath: $0) } ?? FileTokenStore.defaultFileURL)
-        let state = try await AuthState.restore(client: client, store: store)
+        let store = tokenStore
+        let state = try await AuthState.restore(client: try pagelessClient(), store: store)
         guard await state.isSignedIn else {
             throw AuthError(.notSignedIn, "no session of client \(clientID) in \(store.fileURL.path): run tessera login for it first")
         }
@@ -232,9 +235,7 @@ struct Login: AsyncParsableCommand {
 
     /// `--native`: sign-in by code (asked for on the terminal) or by password (`--password-stdin`).
     func nativeSignIn() async throws {
-        guard let issuerURL = URL(string: issuer), issuerURL.scheme != nil, issuerURL.host != nil else {
-            throw AuthError(.configuration, "--issuer '\(issuer)' is not an absolute URL")
-        }
+        let issuerURL = try self.issuerURL()
         let username = email ?? ""
         let client = NativeAuthClient(issuer: issuerURL, clientID: clientID,
                                       challengeTypes: passwordStdin ? [.oob, .password, .redirect] : [.oob, .redirect],
@@ -258,7 +259,7 @@ struct Login: AsyncParsableCommand {
         case .error(let error):
             throw error
         }
-        let store = FileTokenStore(fileURL: tokenFile.map { URL(fileURLWithPath: $0) } ?? FileTokenStore.defaultFileURL)
+        let store = tokenStore
         let state = AuthState(client: client.oidc, store: store)
         let user = try await state.adopt(result)
         try await share(state)

@@ -120,15 +120,18 @@ struct AuthorizationTests {
         }
     }
 
-    @Test("the session cookie is HttpOnly and SameSite=Lax, and Secure for an https issuer")
+    @Test("the session cookie is HttpOnly and SameSite=Lax, and __Host- prefixed and Secure for an https issuer")
     func sessionCookie() async throws {
         for issuer in ["http://127.0.0.1:8080", "https://id.example.com"] {
             try await withApp(configure: { $0.issuer = issuer }) { _, browser in
                 let page = try await browser.request(codeRequest())
                 let response = try await browser.login(page, email: "alice@example.com", password: "correct horse")
-                let cookie = response.headers[values: .setCookie].first { $0.hasPrefix("tessera_session=") } ?? ""
+                let name = issuer.hasPrefix("https") ? "__Host-tessera_session=" : "tessera_session="
+                let cookie = response.headers[values: .setCookie].first { $0.hasPrefix(name) } ?? ""
                 #expect(cookie.contains("HttpOnly"))
                 #expect(cookie.contains("SameSite=Lax"))
+                #expect(cookie.contains("Path=/"))
+                #expect(!cookie.contains("Domain="))
                 #expect(cookie.contains("Secure") == issuer.hasPrefix("https"))
             }
         }

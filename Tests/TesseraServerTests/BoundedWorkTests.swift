@@ -47,17 +47,33 @@ struct BoundedWorkTests {
             let perAddress = FailureThrottle("login:address", limit: 3, window: 900, store: store)
             let perAccount = FailureThrottle("login:account", limit: 5, window: 900, store: store)
             let counters = [(perAddress, "198.51.100.7"), (perAccount, "alice@example.com")]
-            for second in 0..<3 { try await FailureThrottle.recordFailure(counters, now: 10_000 + Int64(second)) }
-            #expect(try await perAddress.isBlocked("198.51.100.7", now: 10_010))
-            #expect(try await !perAccount.isBlocked("alice@example.com", now: 10_010))
-            #expect(try await FailureThrottle.anyBlocked(counters, now: 10_010))
-            #expect(try await !perAddress.isBlocked("198.51.100.7", now: 10_000 + 900), "the first failure left the window")
+            for second in 0..<3 { #expect(try await FailureThrottle.reserve(counters, now: 10_000 + Int64(second)) != nil) }
+            #expect(try await FailureThrottle.reserve(counters, now: 10_010) == nil, "the address had its three")
+            #expect(try await FailureThrottle.reserve([(perAccount, "alice@example.com")], now: 10_010) != nil,
+                    "a refused attempt counted nothing: the account has 3 of 5, and now 4")
+            #expect(try await FailureThrottle.reserve(counters, now: 10_000 + 900) != nil, "the first failure left the window")
             try await perAddress.reset("198.51.100.7")
-            #expect(try await !perAddress.isBlocked("198.51.100.7", now: 10_010))
+            let forgiven = try #require(try await FailureThrottle.reserve(counters, now: 10_902))
+            try await FailureThrottle.forgive(forgiven)
             let stored = try await store.database.withDatabase { db in
                 try await db.raw("SELECT key_hash FROM throttle_failures").all().map { try $0.decode(column: "key_hash", as: String.self) }
             }
-            #expect(stored.count == 3 && !stored.contains { $0.contains("alice") || $0.contains("198.51") })
+            #expect(stored.count == 5, "the account's five; the address's were reset and the last attempt forgiven")
+            #expect(!stored.contains { $0.contains("alice") || $0.contains("198.51") })
+        }
+    }
+
+    @Test("40 concurrent attempts against a limit of 5 count 40 and let exactly 5 through", arguments: TestBackend.available)
+    func failureThrottleUnderConcurrency(on backend: TestBackend) async throws {
+        try await withStore(backend) { store async throws in
+            let perPair = FailureThrottle("login:account+address", limit: 5, window: 900, store: store)
+            let perAddress = FailureThrottle("login:address", limit: 20, window: 900, store: store)
+            let counters = [(perPair, "bob@example.com|203.0.113.9"), (perAddress, "203.0.113.9")]
+            let through = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<40 { group.addTask { try await FailureThrottle.reserve(counters, now: 20_000) != nil } }
+                return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+            }
+            #expect(through == 5)
         }
     }
 

@@ -130,6 +130,33 @@ struct PasswordHasherTests {
         #expect(result.matches && result.needsRehash)
     }
 
+    @Test("a stored hash costlier than the caps is refused without being run", arguments: [
+        // Each would take seconds and gigabytes if it ran: the test would time out, not pass.
+        "$scrypt$ln=24,r=32,p=16$c2FsdHNhbHRzYWx0c2FsdA$" + String(repeating: "A", count: 43),
+        "$argon2id$v=19$m=1048576,t=32,p=1$c2FsdHNhbHRzYWx0$" + String(repeating: "A", count: 43),
+        "$pbkdf2-sha256$10000000$c2FsdHNhbHQ$" + String(repeating: "A", count: 43),
+        "$2b$16$" + String(repeating: "a", count: 53),
+    ])
+    func overCap(stored: String) async throws {
+        // Refused by the parsers, before any derivation: nothing of the hash's cost is spent.
+        if stored.hasPrefix("$scrypt$") {
+            #expect(PasswordHasher.parse(stored) == nil)
+        } else {
+            #expect(throws: ImportedHashError.self) { _ = try ImportedPasswordHash.verify("any guess", against: stored) }
+        }
+        #expect(try await !PasswordHasher(parameters: .testing).verify("any guess", against: stored).matches)
+    }
+
+    @Test("the scrypt caps: memory 128 MiB, work 2^21, and the server's own parameters within them")
+    func scryptCaps() {
+        #expect(PasswordCostCaps.scryptProblem(logN: 15, r: 8, p: 3) == nil)
+        #expect(PasswordCostCaps.scryptProblem(logN: 17, r: 8, p: 1) == nil)
+        #expect(PasswordCostCaps.scryptProblem(logN: 18, r: 8, p: 1)?.contains("128 MiB") == true)
+        #expect(PasswordCostCaps.scryptProblem(logN: 15, r: 8, p: 9)?.contains("2^21") == true)
+        #expect(PasswordHasher.problem(with: "$scrypt$ln=22,r=8,p=1$c2FsdA$" + String(repeating: "A", count: 43))?.contains("4096 MiB") == true)
+        #expect(PasswordHasher.problem(with: "$scrypt$ln=x$c2FsdA$AAAA")?.contains("must be $scrypt$") == true)
+    }
+
     @Test("the default parameters are OWASP's")
     func defaults() {
         #expect(ServerConfiguration().passwordHashing == ScryptParameters(logN: 15, r: 8, p: 3))

@@ -347,9 +347,9 @@ struct BrowserSecurityTests {
     func signInReplacesSession() async throws {
         try await withApp { provider, browser in
             _ = try await browser.code()
-            let first = try #require(browser.cookies[BrowserSessions.cookieName])
+            let first = try #require(browser.cookies[BrowserSessions.cookieName(secure: false)])
             _ = try await browser.code(extra: [("prompt", "login")])
-            let second = try #require(browser.cookies[BrowserSessions.cookieName])
+            let second = try #require(browser.cookies[BrowserSessions.cookieName(secure: false)])
             #expect(first != second)
             let now = provider.clock.now()
             #expect(try await provider.store.session(tokenHash: tokenHash(first), now: now) == nil, "the old row is ended")
@@ -381,10 +381,10 @@ struct CSRFTests {
             let interaction = try #require(page.field("interaction"))
             let forged = try await browser.post("/login", [("interaction", interaction), ("csrf_token", String(repeating: "p", count: 43)),
                                                            ("email", "alice@example.com"), ("password", "correct horse")])
-            #expect(forged.status == .badRequest && browser.cookies[BrowserSessions.cookieName] == nil)
+            #expect(forged.status == .badRequest && browser.cookies[BrowserSessions.cookieName(secure: false)] == nil)
             // The page's own token, made by the server for this cookie, works.
             let real = try await browser.login(page, email: "alice@example.com", password: "correct horse")
-            #expect(real.status == .ok && real.body.text.contains("action=\"/consent\"") && browser.cookies[BrowserSessions.cookieName] != nil)
+            #expect(real.status == .ok && real.body.text.contains("action=\"/consent\"") && browser.cookies[BrowserSessions.cookieName(secure: false)] != nil)
         }
     }
 
@@ -412,7 +412,7 @@ struct CSRFTests {
             let session = "the attacker's own session cookie"
             let planted = "device-cookie|\(user.id)"
             let head = HTTPRequest(method: .get, scheme: "http", authority: "x", path: "/",
-                                   headerFields: [.cookie: "tessera_csrf=\(planted); \(BrowserSessions.cookieName)=\(session)"])
+                                   headerFields: [.cookie: "tessera_csrf=\(planted); \(BrowserSessions.cookieName(secure: false))=\(session)"])
             let (token, _) = provider.csrf.token(for: Request(head: head, body: .init(buffer: ByteBuffer())))
             let forged = "\(user.id).\(tokenHash(session)).\(token)"
             let deviceRequest = Request(head: .init(method: .get, scheme: "http", authority: "x", path: "/",

@@ -237,8 +237,10 @@ class CLI:
                    jwks_file: Path | None = None, assertion_issuer: str | None = None, assertion_lifetime: str | None = None,
                    pairwise: bool = False, resource_server: bool = False, authenticator: bool = False,
                    require_par: bool = False, device_sso_group: str | None = None,
-                   ios_apps: Iterable[str] = ()) -> dict:
+                   ios_apps: Iterable[str] = (), android_apps: Iterable[str] = ()) -> dict:
         args = ["clients", "add", "--name", name, "--json"]
+        for app in android_apps:
+            args += ["--android-app", app]
         if authenticator:
             args.append("--authenticator")
         if require_par:

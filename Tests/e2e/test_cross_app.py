@@ -230,6 +230,23 @@ def test_the_authenticator_app_approves_a_partner_request(op, cast):
     assert browser.kind == "error_page"
 
 
+def test_the_app_is_shown_every_scope_the_partner_asks_for(op, cast, cli, callback):
+    """A partner's own API scopes are approved too, so the person must see them: none is left
+    out because the catalogue doesn't describe it."""
+    partner = _secret_client(cli, "Partner API", redirect_uris=[callback.base + "/cb"], public=True,
+                             scopes=["openid", "email", "orders.write"])
+    token = app_token(op, cast)["access_token"]
+    uri, _ = pushed_uri(op, partner, scope="openid email orders.write")
+    shown = app_call(op, "pushed_request_details_endpoint", token, request_uri=uri).json()
+    scopes = {s["scope"]: s for s in shown["scopes"]}
+    assert set(scopes) >= {"email", "orders.write"}, shown
+    assert scopes["orders.write"]["description"] and scopes["orders.write"]["consent_required"] is True, scopes
+    # The admin scope is no partner's to ask for: registering one with it is refused.
+    with pytest.raises(RuntimeError, match="first-party"):
+        cli.run("clients", "add", "--name", "Partner Admin", "--public", "--redirect-uri", callback.base + "/cb",
+                "--scope", "openid", "--scope", "tessera:admin")
+
+
 def test_the_person_can_deny_in_the_app(op, cast):
     partner = cast["partner"]
     token = app_token(op, cast)["access_token"]
@@ -381,7 +398,7 @@ def test_a_handoff_ticket_is_useless_to_another_app(op, cast):
 
 def test_a_handoff_ticket_with_prompt_none_asks_for_consent_first(op, cast):
     """A third-party partner needs consent: prompt=none says so and leaves the ticket unused; the
-    same ticket in a browser then shows the consent page and signs in."""
+    same ticket in a browser then shows the consent page and signs in to that partner only."""
     partner = cast["partner"]
     token = app_token(op, cast, user=cast["new_user"])["access_token"]
     ticket = handoff(op, token, partner)
@@ -390,7 +407,39 @@ def test_a_handoff_ticket_with_prompt_none_asks_for_consent_first(op, cast):
     browser = UserAgent(op)
     shown = browser.authorize(partner, handoff_ticket=ticket, consent="allow")
     assert shown.kind == "redirect" and shown.code and shown.seen == ["consent"], shown.describe()
-    assert browser.cookie("tessera_session") is not None
+    claims = op.verify_id_token(assert_tokens(op.redeem(partner, shown))["id_token"], partner, nonce=shown.sent["nonce"])
+    assert claims["sub"] == cast["new_user"].id
+    # No browser session came of it: the browser is signed in to nothing else.
+    assert browser.cookie("tessera_session") is None
+    elsewhere = browser.authorize(cast["sibling_b"], prompt="none")
+    assert elsewhere.kind == "redirect" and elsewhere.params["error"] == "login_required", elsewhere.describe()
+
+
+def test_a_handoff_ticket_needing_consent_never_replaces_the_browsers_session(op, cast):
+    """Login CSRF: Bob's browser opening a link with Alice's ticket (a partner that needs consent)
+    must stay Bob's for every other app; the code carries the authenticator's real sign-in (its
+    time and methods), not a fresh one."""
+    bob, alice, partner = cast["other_user"], cast["new_user"], cast["partner"]
+    app = app_token(op, cast, user=alice)
+    app_sign_in = unverified_claims(app["id_token"])
+    time.sleep(2)
+    browser = UserAgent(op)
+    bob_tokens = browser.tokens(cast["sibling_b"], bob)
+    bob_session = browser.cookie("tessera_session").value
+    ticket = handoff(op, app["access_token"], partner)
+    shown = browser.authorize(partner, handoff_ticket=ticket, prompt="consent", consent="allow")
+    assert shown.kind == "redirect" and shown.code and shown.seen == ["consent"], shown.describe()
+    claims = op.verify_id_token(assert_tokens(op.redeem(partner, shown))["id_token"], partner, nonce=shown.sent["nonce"])
+    assert claims["sub"] == alice.id
+    assert claims["auth_time"] == app_sign_in["auth_time"], "the ticket's sign-in time, not the moment it was used"
+    assert claims["amr"] == app_sign_in["amr"]
+    # The browser is still Bob's, with his own sign-in.
+    assert browser.cookie("tessera_session").value == bob_session
+    again = browser.authorize(cast["sibling_b"], prompt="none", max_age="30")
+    assert again.kind == "redirect" and again.code, again.describe()
+    claims = op.verify_id_token(assert_tokens(op.redeem(cast["sibling_b"], again))["id_token"], cast["sibling_b"],
+                                nonce=again.sent["nonce"])
+    assert claims["sub"] == bob.id == op.verify_id_token(bob_tokens["id_token"], cast["sibling_b"], nonce=bob_tokens["_nonce"])["sub"]
 
 
 def test_a_handoff_ticket_expires(op, cast, start_server):
@@ -490,12 +539,24 @@ def test_signing_out_ends_the_device_session_for_every_app(op, cast):
     assert_oauth_error(exchange(op, cast["sibling_b"], first["id_token"], first["device_secret"]), "invalid_grant", 400)
 
 
-def test_rp_initiated_logout_with_a_device_id_token_ends_the_device_session(op, cast):
+def test_rp_initiated_logout_with_a_device_id_token_asks_before_ending_the_device_session(op, cast):
+    """Anyone may hold an ID token of a device session (expired ones are hints too): sent alone,
+    with no browser session, it only brings the confirmation page; the person's confirmation
+    ends the device session for every app."""
     first = device_sign_in(op, cast)
     second = assert_tokens(exchange(op, cast["sibling_b"], first["id_token"], first["device_secret"]))
-    response = requests.get(op.config["end_session_endpoint"], params={"id_token_hint": second["id_token"]}, timeout=30)
-    assert response.status_code == 200
-    assert_oauth_error(op.refresh(cast["sibling_a"], first["refresh_token"]), "invalid_grant", 400)
+    stranger = requests.Session()
+    page = stranger.get(op.config["end_session_endpoint"], params={"id_token_hint": second["id_token"]}, timeout=30)
+    assert page.status_code == 200 and 'action="/logout"' in page.text, page.text[:300]
+    refreshed = assert_tokens(op.refresh(cast["sibling_a"], first["refresh_token"]))
+    assert_tokens(exchange(op, cast["sibling_b"], first["id_token"], first["device_secret"]))
+    # A forged confirmation (no CSRF token of this browser) ends nothing either.
+    forged = stranger.post(op.config["end_session_endpoint"], data={"id_token_hint": second["id_token"], "confirm": "yes"}, timeout=30)
+    assert forged.status_code == 200 and 'action="/logout"' in forged.text
+    refreshed = assert_tokens(op.refresh(cast["sibling_a"], refreshed["refresh_token"]))
+    done = stranger.post(op.config["end_session_endpoint"], data=parse_form(page.text), timeout=30)
+    assert done.status_code == 200, done.text
+    assert_oauth_error(op.refresh(cast["sibling_a"], refreshed["refresh_token"]), "invalid_grant", 400)
     assert_oauth_error(exchange(op, cast["sibling_b"], first["id_token"], first["device_secret"]), "invalid_grant", 400)
 
 

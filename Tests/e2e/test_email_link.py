@@ -418,8 +418,17 @@ def test_an_app_link_opened_in_a_browser_goes_to_the_web_fallback(app):
     assert ok(app.complete(email, code=params["oob_code"]))["email"] == email
 
 
-def test_association_files(op):
+def test_association_files(op, setup):
+    # A third-party client's apps open its email links, and nothing more: no saved passwords or
+    # passkeys of the issuer (webcredentials, get_login_creds), no claim on all its URLs.
+    partner_ios, partner_android = "PARTNER001.com.example.partner", "com.example.partner"
+    setup["cli"].add_client("Partner With Apps", redirect_uris=["https://partner.example.com/cb"], public=True,
+                   ios_apps=[partner_ios], android_apps=[f"{partner_android}={FINGERPRINT}"])
     apple = requests.get(op.issuer + "/.well-known/apple-app-site-association", timeout=10)
+    assert any(partner_ios in d["appIDs"] and [c["/"] for c in d["components"]] == ["/emaillink/*"]
+               for d in apple.json()["applinks"]["details"]), apple.text
+    assert partner_ios not in apple.json()["webcredentials"]["apps"]
+    assert partner_android not in requests.get(op.issuer + "/.well-known/assetlinks.json", timeout=10).text
     assert apple.status_code == 200 and apple.headers["Content-Type"].startswith("application/json")
     details = apple.json()["applinks"]["details"]
     assert any(IOS_APP in d["appIDs"] and {"/": "/emaillink/*"}.items() <= c.items() for d in details for c in d["components"]), \

@@ -34,13 +34,18 @@ def psql(url: str, sql: str) -> str:
 def test_ready_says_503_while_the_database_is_away(binary, workdir):
     database = new_database(workdir, "readiness")
     name = database.rsplit("/", 1)[1].split("?", 1)[0]
-    node = TesseraServer(binary, database, workdir, name="readiness").start()
+    management = free_port()
+    node = TesseraServer(binary, database, workdir, name="readiness", args=["--metrics-port", str(management)]).start()
     try:
         assert requests.get(node.issuer + "/health/ready", timeout=10).status_code == 200
         # The database refuses new connections and drops the node's open ones.
         psql(POSTGRES, f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
         psql(POSTGRES, f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'")
-        answer = requests.get(node.issuer + "/health/ready", timeout=30)
+        # The public listener says only that the node is not ready: the database's error (its
+        # host, its user) is for the operator, on the management listener.
+        public = requests.get(node.issuer + "/health/ready", timeout=30)
+        assert public.status_code == 503 and public.text.strip() == "unavailable", public.text
+        answer = requests.get(f"http://127.0.0.1:{management}/health/ready", timeout=30)
         assert answer.status_code == 503, answer.text
         assert answer.text.startswith("unavailable: database: "), answer.text
         # PostgreSQL's own reason: the refusal, or (when the check met a pooled connection the

@@ -235,7 +235,9 @@ def https_issuer(binary, workdir):
     """A server whose issuer is https (behind a TLS-terminating proxy, as in production)."""
     from e2e_support import free_port
     port = free_port()
-    server = TesseraServer(binary, new_database(workdir, "https-issuer"), workdir, port=port, name="https-issuer",
+    database = new_database(workdir, "https-issuer")
+    CLI(binary, database, workdir).add_user("secure@example.com", OWNER_PASSWORD)
+    server = TesseraServer(binary, database, workdir, port=port, name="https-issuer",
                            env={"TESSERA_ISSUER": f"https://127.0.0.1:{port}"}).start()
     yield server
     server.stop()
@@ -291,6 +293,21 @@ def test_a_planted_csrf_cookie_does_not_pass_the_login_form(sec):
     assert forged.status_code == 400 and victim.cookie("tessera_session") is None, forged.status_code
 
 
+def test_an_https_issuer_sets_a_host_prefixed_secure_session_cookie(https_issuer):
+    """No sibling subdomain or plain-http page can plant or overwrite the session (fixation)."""
+    page = requests.get(https_issuer.issuer + "/account", timeout=10)
+    csrf = re.search(r"__Host-tessera_csrf=([^;]+)", page.headers["Set-Cookie"]).group(1)
+    form = parse_page(page.text).form("/account/login")
+    # The test talks plain http to the TLS proxy's backend, so it sends the Secure cookie itself.
+    signed_in = requests.post(https_issuer.issuer + "/account/login", allow_redirects=False, timeout=30,
+                              data={**form.fields, "email": "secure@example.com", "password": OWNER_PASSWORD},
+                              headers={"Cookie": f"__Host-tessera_csrf={csrf}"})
+    assert signed_in.status_code == 303, signed_in.text[:300]
+    session = [c for c in set_cookies(signed_in) if "tessera_session=" in c]
+    assert len(session) == 1 and session[0].startswith("__Host-tessera_session="), set_cookies(signed_in)
+    assert "Secure" in session[0] and "Path=/" in session[0] and "Domain" not in session[0], session
+
+
 def test_an_https_issuer_sets_a_host_prefixed_secure_csrf_cookie(https_issuer):
     page = requests.get(https_issuer.issuer + "/account", timeout=10)
     cookies = [c for c in page.headers.get("Set-Cookie", "").split(", ") if "csrf" in c]
@@ -308,6 +325,7 @@ def behind_proxy(binary, workdir):
     database = new_database(workdir, "behind-proxy")
     cli = CLI(binary, database, workdir)
     cli.add_user("owner@example.com", OWNER_PASSWORD)
+    cli.add_user("raced@example.com", OWNER_PASSWORD)
     server = TesseraServer(binary, database, workdir, name="behind-proxy", args=["--trusted-proxy", "127.0.0.1"]).start()
     yield server
     server.stop()
@@ -333,6 +351,28 @@ def test_wrong_passwords_from_one_address_do_not_lock_the_owner_out_elsewhere(be
     owner = password_login(issuer, "owner@example.com", OWNER_PASSWORD, "203.0.113.7")
     assert owner.status_code == 303, "the owner, elsewhere, is not"
     assert any(c.startswith("tessera_device=") for c in set_cookies(owner)), "a browser that signed in is remembered"
+
+
+def test_concurrent_wrong_passwords_count_every_one(behind_proxy):
+    """40 guesses at once for one account from one address: the limit is five, so five are
+    checked (401) and 35 refused (429); none may slip past the count while others hash."""
+    from concurrent.futures import ThreadPoolExecutor
+    issuer = behind_proxy.issuer
+    forms = []
+    for _ in range(40):
+        browser = requests.Session()
+        page = parse_page(browser.get(issuer + "/account", headers={"X-Forwarded-For": "198.51.100.40"}, timeout=10).text)
+        forms.append((browser, page.form("/account/login").fields))
+
+    def guess(entry) -> int:
+        browser, fields = entry
+        return browser.post(issuer + "/account/login", data={**fields, "email": "raced@example.com", "password": "a guess"},
+                            headers={"X-Forwarded-For": "198.51.100.40"}, allow_redirects=False, timeout=60).status_code
+
+    with ThreadPoolExecutor(40) as pool:
+        statuses = sorted(pool.map(guess, forms))
+    assert statuses.count(401) == 5 and statuses.count(429) == 35, statuses
+    assert password_login(issuer, "raced@example.com", OWNER_PASSWORD, "203.0.113.40").status_code == 303
 
 
 def test_forwarding_headers_from_an_untrusted_peer_are_ignored(sec):

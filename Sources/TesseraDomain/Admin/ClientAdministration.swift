@@ -287,6 +287,9 @@ public struct ClientAdministration: Sendable {
         for key in registration.jwks?.keys ?? [] {
             _ = try JWSVerificationKey(jwk: key)
         }
+        if registration.scopes.contains(Administrator.scope), !registration.firstParty {
+            throw ConfigurationError("the \(Administrator.scope) scope administers the whole server: only a --first-party client may be allowed it")
+        }
         if registration.authenticator {
             guard registration.firstParty else {
                 throw ConfigurationError("an --authenticator approves sign-ins for the provider's users: it must be --first-party")

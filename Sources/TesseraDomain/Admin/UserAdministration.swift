@@ -56,6 +56,11 @@ public struct UserAdministration: Sendable {
               client.scopes.contains(Administrator.scope) else {
             throw AdminError.forbidden("The token's client is no longer allowed the \(Administrator.scope) scope.")
         }
+        // Registered before the rule: such a client keeps the scope on paper but administers nothing.
+        guard client.firstParty else {
+            throw AdminError.forbidden("The token's client is not first-party: only a first-party client may hold the "
+                                       + "\(Administrator.scope) scope (tessera clients update \(client.id) --first-party true).")
+        }
         guard let userID = token.grant?.userID else { return .client(client.id) }
         guard let user = try await store.user(id: userID), user.mayAdminister else {
             throw AdminError.forbidden("The token's user does not hold the admin role.")
@@ -175,9 +180,7 @@ public struct UserAdministration: Sendable {
         let event = AuditEvent(.userChanged, at: now, actor: .admin, userID: user.id, email: user.email,
                                detail: "disabled by \(admin.description)")
         try await store.transaction { [user] tx in
-            try await tx.setDisabled(userID: user.id, at: now, now: now)
-            try await tx.endSessions(userID: user.id, now: now)
-            try await tx.revokeGrants(userID: user.id, now: now)
+            try await AccountRules.disable(user.id, now: now, in: tx)
             try await tx.recordAudit(event)
         }
         user.disabledAt = now
@@ -202,8 +205,7 @@ public struct UserAdministration: Sendable {
         let event = AuditEvent(.userChanged, at: now, actor: .admin, userID: user.id, email: user.email,
                                detail: "signed out everywhere by \(admin.description)")
         try await store.transaction { tx in
-            try await tx.endSessions(userID: user.id, now: now)
-            try await tx.revokeGrants(userID: user.id, now: now)
+            try await AccountRules.signOutEverywhere(userID: user.id, now: now, in: tx)
             try await tx.recordAudit(event)
         }
     }

@@ -158,15 +158,23 @@ public struct UserImport: Sendable {
                 return .failed(UserImportFailure(line: row.line, reference: id,
                                                  reason: "the address \(row.email) belongs to another account (\(existing.id))"))
             }
+            // The "address proven" rule holds for imports too: a row whose address nobody proved
+            // (anyone could have registered it at the source) never adds a credential to, nor
+            // changes, an account whose owner proved the address.
+            if existing.emailVerified && !row.emailVerified {
+                return .failed(UserImportFailure(line: row.line, reference: row.id ?? row.email,
+                                                 reason: "the address \(row.email) is verified on the existing account (\(existing.id)) and "
+                                                    + "this row's is not (email_verified false): an unverified row can't change it"))
+            }
             var user = existing
             user.email = row.email
             user.emailVerified = row.emailVerified || existing.emailVerified
             user.profile = existing.profile.merging(row.profile) { _, imported in imported }
             // A password chosen at Tessera is the user's; an imported one may be replaced by a newer import.
             if let hash = row.passwordHash, existing.passwordHash.map(ImportedPasswordHash.recognises) ?? true { user.passwordHash = hash }
-            if row.disabled && !existing.isDisabled { user.disabledAt = now }
             user.updatedAt = now
             try await tx.saveImported(user, now: now)
+            if row.disabled && !existing.isDisabled { try await AccountRules.disable(user.id, now: now, in: tx) }
             try await link(row.identities, to: user.id, now: now, in: tx)
             try await tx.recordAudit(AuditEvent(.userChanged, at: now, actor: .admin, userID: user.id, email: user.email,
                                                 detail: "imported by \(admin.description)"))

@@ -200,11 +200,12 @@ public enum UserImportFile {
             throw RowProblem("the id must be 1 to 128 letters, digits or -_.: (it becomes the account's id)")
         }
         if let hash = row.passwordHash {
-            guard ImportedPasswordHash.recognises(hash) || PasswordHasher.parse(hash) != nil else {
-                throw RowProblem("password_hash is not in a supported format (bcrypt, argon2, scrypt, PBKDF2-SHA256, Firebase scrypt)")
-            }
-            if ImportedPasswordHash.recognises(hash) {
+            if hash.hasPrefix("$scrypt$") {
+                if let problem = PasswordHasher.problem(with: hash) { throw RowProblem("password_hash: \(problem)") }
+            } else if ImportedPasswordHash.recognises(hash) {
                 do { try ImportedPasswordHash.validate(hash) } catch let error as ImportedHashError { throw RowProblem("password_hash: \(error.message)") }
+            } else {
+                throw RowProblem("password_hash is not in a supported format (bcrypt, argon2, scrypt, PBKDF2-SHA256, Firebase scrypt)")
             }
         }
         row.profile = ScopeCatalogue.normalised(profile: row.profile)

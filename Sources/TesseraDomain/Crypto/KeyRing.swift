@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 import TesseraCore
 import TesseraOpenSSL
 
@@ -22,10 +22,10 @@ public final class KeyRing: Sendable {
     let masterKey: MasterKey
     let clock: WallClock
     let logger: Logger?
-    private let snapshot: Mutex<Snapshot?> = Mutex(nil)
+    private let snapshot: NIOLockedValueBox<Snapshot?> = NIOLockedValueBox(nil)
     /// Keys already decoded, by kid: a key's material never changes, and decoding it
     /// (unsealing, parsing, the OpenSSL self-test) is not free.
-    private let decoded: Mutex<[String: JWSSigningKey]> = Mutex([:])
+    private let decoded: NIOLockedValueBox<[String: JWSSigningKey]> = NIOLockedValueBox([:])
 
     public init(store: any KeyStore, algorithm: JWSAlgorithm, gracePeriod: Int64, masterKey: MasterKey, clock: WallClock,
                 logger: Logger? = nil) {
@@ -50,7 +50,7 @@ public final class KeyRing: Sendable {
         let stored = try await store.signingKeys()
         var current: JWSSigningKey?
         var published: [JWSVerificationKey] = []
-        let known = decoded.withLock { $0 }
+        let known = decoded.withLockedValue { $0 }
         var live: [String: JWSSigningKey] = [:]
         for key in stored {
             guard key.state != .retired || (key.retiredAt ?? 0) + gracePeriod > now else { continue }
@@ -63,8 +63,8 @@ public final class KeyRing: Sendable {
         // Current first: the key clients should prefer.
         published.sort { $0.kid == current.kid && $1.kid != current.kid }
         let jwks = try CanonicalJSON.encode(JWKSet(keys: published.map(\.jwk)))
-        snapshot.withLock { $0 = Snapshot(current: current, published: published, jwks: jwks) }
-        decoded.withLock { $0 = live }
+        snapshot.withLockedValue { $0 = Snapshot(current: current, published: published, jwks: jwks) }
+        decoded.withLockedValue { $0 = live }
     }
 
     /// Every stored key with its state, and whether the JWKS publishes it (a retired key
@@ -89,7 +89,7 @@ public final class KeyRing: Sendable {
 
     private var loaded: Snapshot {
         get throws {
-            guard let value = snapshot.withLock({ $0 }) else { throw ConfigurationError("the key ring was not started") }
+            guard let value = snapshot.withLockedValue({ $0 }) else { throw ConfigurationError("the key ring was not started") }
             return value
         }
     }

@@ -3,7 +3,7 @@ import NIOCore
 import CryptoExtras
 import Foundation
 import NIOPosix
-import Synchronization
+import NIOConcurrencyHelpers
 import TesseraCore
 
 /// scrypt parameters. The default is one of OWASP's recommended settings
@@ -110,18 +110,36 @@ public final class PasswordHasher: Sendable {
         return key.withUnsafeBytes { Array($0) }
     }
 
+    /// A `$scrypt$` PHC string within ``PasswordCostCaps``; nil for anything else.
     static func parse(_ phc: String) -> (parameters: ScryptParameters, salt: [UInt8], hash: [UInt8])? {
         let parts = phc.split(separator: "$", omittingEmptySubsequences: false)
-        guard parts.count == 5, parts[0].isEmpty, parts[1] == "scrypt" else { return nil }
+        guard parts.count == 5, parts[0].isEmpty, parts[1] == "scrypt", let parameters = scryptParameters(parts[2]),
+              PasswordCostCaps.scryptProblem(logN: parameters.logN, r: parameters.r, p: parameters.p) == nil,
+              let salt = phcDecode(parts[3]), let hash = phcDecode(parts[4]), hash.count >= 16 else { return nil }
+        return (parameters, salt, hash)
+    }
+
+    /// What is wrong with a `$scrypt$` string (for an import's report), or nil when it is usable.
+    public static func problem(with phc: String) -> String? {
+        guard parse(phc) == nil else { return nil }
+        let parts = phc.split(separator: "$", omittingEmptySubsequences: false)
+        if parts.count == 5, let parameters = scryptParameters(parts[2]),
+           let problem = PasswordCostCaps.scryptProblem(logN: parameters.logN, r: parameters.r, p: parameters.p) {
+            return problem
+        }
+        return "scrypt hash must be $scrypt$ln=<log2 N>,r=<r>,p=<p>$<salt>$<hash of 16 bytes or more>"
+    }
+
+    /// `ln=15,r=8,p=3`.
+    static func scryptParameters(_ text: Substring) -> ScryptParameters? {
         var values: [String: Int] = [:]
-        for pair in parts[2].split(separator: ",") {
+        for pair in text.split(separator: ",") {
             let kv = pair.split(separator: "=")
-            guard kv.count == 2, let value = Int(kv[1]) else { return nil }
+            guard kv.count == 2, let value = ImportedFields.decimal(kv[1]) else { return nil }
             values[String(kv[0])] = value
         }
-        guard let logN = values["ln"], let r = values["r"], let p = values["p"], (1...24).contains(logN), (1...32).contains(r), (1...16).contains(p),
-              let salt = phcDecode(parts[3]), let hash = phcDecode(parts[4]), hash.count >= 16 else { return nil }
-        return (ScryptParameters(logN: logN, r: r, p: p), salt, hash)
+        guard let logN = values["ln"], let r = values["r"], let p = values["p"] else { return nil }
+        return ScryptParameters(logN: logN, r: r, p: p)
     }
 
     // PHC strings use standard base64 without padding.
@@ -152,19 +170,19 @@ final class HashingQueue: Sendable {
 
     let length: Int
     let newLength: Int
-    private let state: Mutex<State>
+    private let state: NIOLockedValueBox<State>
 
     init(slots: Int, length: Int) {
         self.length = length
         newLength = max(1, length / 4)
-        state = Mutex(State(free: slots))
+        state = NIOLockedValueBox(State(free: slots))
     }
 
     /// Returns when the caller holds a slot (give it back with ``leave()``); throws
     /// ``PasswordHasher/Busy`` when the waiting room has no place for this priority.
     func enter(_ priority: PasswordHasher.Priority) async throws {
         try await withCheckedThrowingContinuation { (waiter: Waiter) in
-            let answer: Result<Void, any Error>? = state.withLock { state in
+            let answer: Result<Void, any Error>? = state.withLockedValue { state in
                 if state.free > 0 {
                     state.free -= 1
                     return .success(())
@@ -185,7 +203,7 @@ final class HashingQueue: Sendable {
 
     /// Gives a slot back: to the next waiter, work under way first.
     func leave() {
-        let next: Waiter? = state.withLock { state in
+        let next: Waiter? = state.withLockedValue { state in
             if !state.underWay.isEmpty { return state.underWay.removeFirst() }
             if !state.new.isEmpty { return state.new.removeFirst() }
             state.free += 1
@@ -196,6 +214,6 @@ final class HashingQueue: Sendable {
 
     /// How many wait, for tests and metrics.
     var waiting: (underWay: Int, new: Int) {
-        state.withLock { ($0.underWay.count, $0.new.count) }
+        state.withLockedValue { ($0.underWay.count, $0.new.count) }
     }
 }

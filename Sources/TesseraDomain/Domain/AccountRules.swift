@@ -37,6 +37,14 @@ enum AccountRules {
         try await tx.revokeGrants(userID: userID, now: now)
     }
 
+    /// Disables an account, whoever asks (an administrator, an import): no way of signing in
+    /// works until it is enabled again, and every session and grant ends at once (refresh and
+    /// access tokens stop working).
+    static func disable(_ userID: String, now: Int64, in tx: any TransactionStores) async throws {
+        try await tx.setDisabled(userID: userID, at: now, now: now)
+        try await signOutEverywhere(userID: userID, now: now, in: tx)
+    }
+
     /// A new password replaces the old one (a reset proves the address too): every session
     /// and grant ends, since whoever knew the old password may hold them.
     static func passwordReset(_ user: User, passwordHash: String, now: Int64, clientID: String? = nil, in tx: any TransactionStores) async throws {

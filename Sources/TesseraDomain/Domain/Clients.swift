@@ -12,19 +12,26 @@ package struct Clients: Sendable {
         try await store.client(id: id)
     }
 
-    /// Every registered iOS app (Apple's `TEAMID.bundle`), for the universal-links file.
-    package func appleAppIDs() async throws -> [String] {
-        try await store.clientAppLinks().flatMap(\.links.appleAppIDs)
+    /// The registered iOS apps (Apple's `TEAMID.bundle`) for the universal-links file, in one
+    /// read. Every app opens the email sign-in links (a path of their own); an authenticator's
+    /// apps also claim the issuer's `/authorize` links (a partner app's request opens them, and
+    /// the hosted page when none is installed). Only first-party apps share the issuer's
+    /// credentials (`webcredentials`: saved passwords and passkeys): a partner's app is not the
+    /// provider's and must not be offered the people's passwords for it.
+    package func appleAppIDs() async throws -> (authenticators: [String], others: [String], credentials: [String]) {
+        let links = try await store.clientAppLinks()
+        let authenticators = links.filter(\.authenticator).flatMap(\.links.appleAppIDs)
+        let others = links.filter { !$0.authenticator }.flatMap(\.links.appleAppIDs).filter { !authenticators.contains($0) }
+        var credentials: [String] = []
+        for id in links.filter(\.firstParty).flatMap(\.links.appleAppIDs) where !credentials.contains(id) { credentials.append(id) }
+        return (authenticators, others, credentials)
     }
 
-    /// The iOS apps of authenticator clients: they claim the issuer's `/authorize` links, so a
-    /// partner app's request opens them (and the hosted page when none is installed).
-    package func authenticatorAppleAppIDs() async throws -> [String] {
-        try await store.clientAppLinks().filter(\.authenticator).flatMap(\.links.appleAppIDs)
-    }
-
-    /// Every registered Android app, for the Digital Asset Links file.
-    package func androidApps() async throws -> [ClientAppLinks.AndroidApp] {
-        try await store.clientAppLinks().flatMap(\.links.androidApps)
+    /// The Android apps of first-party clients, for the Digital Asset Links file. Its statements
+    /// can't be limited to some paths: an app named there may verify itself for every URL of the
+    /// issuer (`handle_all_urls`, the hosted login included) and is offered the saved passwords
+    /// (`get_login_creds`), which only the provider's own apps may be.
+    package func firstPartyAndroidApps() async throws -> [ClientAppLinks.AndroidApp] {
+        try await store.clientAppLinks().filter(\.firstParty).flatMap(\.links.androidApps)
     }
 }

@@ -1,3 +1,5 @@
+import TesseraCore
+
 /// Counts failures per key (an account, a client address) in a sliding window and says
 /// when a key has had too many. Counted in the database, so every node counts together.
 public struct FailureThrottle: Sendable {
@@ -19,23 +21,29 @@ public struct FailureThrottle: Sendable {
         throttleKey(name, key)
     }
 
-    /// Whether any of `counters` has had its limit of failures in its window: one query for
-    /// all of them, so they must share a window (the sign-in limits all count 15 minutes).
-    public static func anyBlocked(_ counters: [(FailureThrottle, String)], now: Int64) async throws -> Bool {
-        guard let first = counters.first?.0 else { return false }
-        let keys = counters.map { $0.0.storedKey($0.1) }
-        let counts = try await first.store.failureCounts(keys, since: now - first.window + 1)
-        return zip(counters, keys).contains { counter, key in (counts[key] ?? 0) >= counter.0.limit }
+    /// Counts a failure for each of `counters` before the attempt is made, in one conditional
+    /// write, unless one of them has had its limit in its window: then nil, and nothing is
+    /// counted. So N concurrent attempts on any nodes count N, and never more get through
+    /// than a limit allows. A right answer takes the count back with ``forgive(_:)``; a wrong
+    /// one leaves it as its failure. The counters share one window (the sign-in limits all
+    /// count 15 minutes).
+    public static func reserve(_ counters: [(FailureThrottle, String)], now: Int64) async throws -> Attempt? {
+        guard let first = counters.first?.0 else { return Attempt(id: SecureRandom.token(bytes: 16), store: nil) }
+        let attempt = Attempt(id: SecureRandom.token(bytes: 16), store: first.store)
+        let keys = counters.map { (key: $0.0.storedKey($0.1), limit: $0.0.limit) }
+        guard try await first.store.reserveFailures(keys, since: now - first.window + 1, now: now, attempt: attempt.id) else { return nil }
+        return attempt
     }
 
-    /// Counts a failure for each of `counters`.
-    public static func recordFailure(_ counters: [(FailureThrottle, String)], now: Int64) async throws {
-        guard let first = counters.first?.0 else { return }
-        try await first.store.recordFailures(counters.map { $0.0.storedKey($0.1) }, now: now)
+    /// An attempt counted in advance by ``reserve(_:now:)``.
+    public struct Attempt: Sendable {
+        let id: String
+        let store: (any ThrottleStore)?
     }
 
-    public func isBlocked(_ key: String, now: Int64) async throws -> Bool {
-        try await Self.anyBlocked([(self, key)], now: now)
+    /// Takes back the failures `attempt` counted in advance: it was not a wrong guess.
+    public static func forgive(_ attempt: Attempt) async throws {
+        try await attempt.store?.forgetFailures(attempt: attempt.id)
     }
 
     public func reset(_ key: String) async throws {

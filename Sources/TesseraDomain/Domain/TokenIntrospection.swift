@@ -12,14 +12,17 @@ package struct TokenIntrospection: Sendable {
     let grants: any GrantStore
     let accessTokens: AccessTokenValidator
     let tokenIssuer: TokenIssuer
+    /// Native SSO: a device secret revoked by a client of its group ends its device session.
+    let deviceSessions: DeviceSessions?
     let clock: WallClock
 
     package init(issuer: String, grants: any GrantStore, accessTokens: AccessTokenValidator, tokenIssuer: TokenIssuer,
-                 clock: WallClock) {
+                 deviceSessions: DeviceSessions? = nil, clock: WallClock) {
         self.issuer = issuer
         self.grants = grants
         self.accessTokens = accessTokens
         self.tokenIssuer = tokenIssuer
+        self.deviceSessions = deviceSessions
         self.clock = clock
     }
 
@@ -49,8 +52,10 @@ package struct TokenIntrospection: Sendable {
 
     /// RFC 7009 §2: a refresh token revokes its grant and every token of it; an access token is
     /// revoked alone. Only the client the token was issued to can revoke it; other tokens, and
-    /// unknown ones, are ignored (the answer is the same).
+    /// unknown ones, are ignored (the answer is the same). A Native SSO device secret, revoked by
+    /// any client of its group, ends the device session: every app of the group is signed out.
     package func revoke(_ token: String, by client: Client) async throws {
+        if let group = client.deviceSSOGroup, let deviceSessions, try await deviceSessions.end(secret: token, group: group) { return }
         let now = clock.now()
         if let (grant, _) = try await grants.refreshTokenGrant(tokenHash: tokenHash(token), now: now) {
             if grant.clientID == client.id { try await grants.revokeGrant(id: grant.id, now: now) }

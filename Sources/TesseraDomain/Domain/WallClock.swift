@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// The current time in Unix seconds, injectable so that expiry is testable without sleeping.
 public struct WallClock: Sendable {
@@ -11,8 +11,8 @@ public struct WallClock: Sendable {
 
 /// A clock tests move by hand.
 public final class ManualClock: Sendable {
-    private let time: Mutex<Int64>
-    public init(_ start: Int64 = 1_800_000_000) { time = Mutex(start) }
-    public func advance(by seconds: Int64) { time.withLock { $0 += seconds } }
-    public var clock: WallClock { WallClock { [self] in time.withLock { $0 } } }
+    private let time: NIOLockedValueBox<Int64>
+    public init(_ start: Int64 = 1_800_000_000) { time = NIOLockedValueBox(start) }
+    public func advance(by seconds: Int64) { time.withLockedValue { $0 += seconds } }
+    public var clock: WallClock { WallClock { [self] in time.withLockedValue { $0 } } }
 }

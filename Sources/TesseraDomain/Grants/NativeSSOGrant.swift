@@ -56,6 +56,18 @@ package struct DeviceSessions: Sendable {
         }
     }
 
+    /// Whether an ID token is one of a device session's (it carries `ds_hash` and `sid`).
+    package static func names(_ idToken: JWT) -> Bool {
+        idToken.claims["sid"]?.stringValue != nil && idToken.claims["ds_hash"] != nil
+    }
+
+    /// Ends the device session an ID token names, when it is one of a device session's:
+    /// RP-initiated logout with it, confirmed, signs out every app of the group.
+    package func end(signedOutWith idToken: JWT) async throws {
+        guard Self.names(idToken), let sid = idToken.claims["sid"]?.stringValue else { return }
+        try await end(sid)
+    }
+
     /// Ends the device session a device secret proves (revocation of the secret, RFC 7009) for
     /// a client of its group. True when the secret was a live session's.
     package func end(secret: String, group: String) async throws -> Bool {

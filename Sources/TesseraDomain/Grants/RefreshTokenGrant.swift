@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 import TesseraCore
 
 /// `refresh_token` (RFC 6749 §6) with rotation: every use returns a new refresh token,
@@ -29,18 +29,18 @@ public struct RefreshTokenGrant: TokenGrant {
         }
         let requested = parameters["scope"].map { ScopeSet(parsing: $0) }
         let issuer = tokens.issuer
-        let minted = Mutex<(token: String, scope: ScopeSet)?>(nil)
+        let minted = NIOLockedValueBox<(token: String, scope: ScopeSet)?>(nil)
         let outcome = try await grants.rotateRefreshToken(tokenHash: tokenHash(token), clientID: client.id, now: clock.now(),
                                                           reuseInterval: reuseInterval) { grant in
             let scope: ScopeSet
             do { scope = try ScopePolicy.refresh(requested, granted: grant.scope) } catch let refusal as ScopeRefusal { throw refusal.oauthError }
             let successor = issuer.refreshToken(grantID: grant.id, clientID: client.id, notAfter: grant.expiresAt)
-            minted.withLock { $0 = (successor.token, scope) }
+            minted.withLockedValue { $0 = (successor.token, scope) }
             return successor.record
         }
         switch outcome {
         case .rotated(let grant):
-            guard let (refreshToken, scope) = minted.withLock({ $0 }) else { throw OAuthError.serverError(detail: "rotation minted nothing") }
+            guard let (refreshToken, scope) = minted.withLockedValue({ $0 }) else { throw OAuthError.serverError(detail: "rotation minted nothing") }
             return try await tokens.response(grant: grant, client: client, scope: scope, nonce: nil, refreshToken: refreshToken,
                                              dsHash: try await deviceSessions?.dsHash(of: grant))
         case .reused:

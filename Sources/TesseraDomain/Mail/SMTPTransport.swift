@@ -3,7 +3,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import NIOSSL
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// How long the client waits. RFC 5321 §4.5.3.2 suggests minutes; a relay that answers
 /// slower than this is treated as down and the message retried later.
@@ -332,7 +332,7 @@ final class SMTPSession {
 
 /// Set by a timer that closed the connection, so that the resulting error reads as a timeout.
 private final class TimeoutFlag: Sendable {
-    private let fired = Mutex(false)
-    func fire() { fired.withLock { $0 = true } }
-    var hasFired: Bool { fired.withLock { $0 } }
+    private let fired = NIOLockedValueBox(false)
+    func fire() { fired.withLockedValue { $0 = true } }
+    var hasFired: Bool { fired.withLockedValue { $0 } }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TesseraCore
 
 /// Registered clients.
@@ -9,9 +8,9 @@ public protocol ClientStore: Sendable {
     /// The client as stored now: what a change starts from.
     func currentClient(id: String) async throws -> Client?
     func insert(_ client: Client) async throws
-    /// The app-link settings of every client that has some (for the association files).
-    /// The app links of every client that has some, and whether the client is an authenticator app.
-    func clientAppLinks() async throws -> [(links: ClientAppLinks, authenticator: Bool)]
+    /// The app links of every client that has some (for the association files), and whether
+    /// the client is first-party and an authenticator app.
+    func clientAppLinks() async throws -> [(links: ClientAppLinks, firstParty: Bool, authenticator: Bool)]
     /// Clients by name (then id), starting after `cursor`.
     func clients(after cursor: ClientCursor?, limit: Int) async throws -> [Client]
     /// Writes the client's settings when its version is still `version` (and counts the

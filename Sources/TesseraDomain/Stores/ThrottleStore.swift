@@ -2,10 +2,13 @@
 /// together: a client that spreads its attempts over the nodes of a cluster gets no more.
 /// Keys are opaque (``Throttles`` hashes them).
 public protocol ThrottleStore: Sendable {
-    /// How many failures each of `keys` has had at or after `since` (absent: none).
-    func failureCounts(_ keys: [String], since: Int64) async throws -> [String: Int]
-    /// Counts one failure for each of `keys`, at `now`.
-    func recordFailures(_ keys: [String], now: Int64) async throws
+    /// Counts one failure for each of `keys` at `now`, under `attempt`, in one conditional
+    /// write: only when every key has had fewer than its `limit` failures at or after `since`.
+    /// False (and nothing counted) when one has had its limit. Concurrent calls on any node
+    /// are serialised per key, so N of them never count past a limit.
+    func reserveFailures(_ keys: [(key: String, limit: Int)], since: Int64, now: Int64, attempt: String) async throws -> Bool
+    /// Takes back the failures counted under `attempt` (it succeeded).
+    func forgetFailures(attempt: String) async throws
     /// Forgets the failures of `key`.
     func clearFailures(_ key: String) async throws
     /// Takes one token from `key`'s bucket, which holds `limit` and refills at `limit` per

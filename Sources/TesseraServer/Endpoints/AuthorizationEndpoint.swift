@@ -43,10 +43,6 @@ struct AuthorizationEndpoint {
             // A pushed request counted as a sign-in started when it was pushed.
             let outcome = try await authorizer.decide(authorization, client: client, session: session, signedInNow: false,
                                                       address: pushed ? nil : context.addressKey)
-            if case .startSession(let interaction, let userID, let amr, let continued, let client) = outcome {
-                // A hand-off ticket signed the person in; consent needs a page, and the page a session.
-                return try await signedIn(userID: userID, amr: amr, continued, client: client, interaction: interaction, request: request)
-            }
             return respond(outcome, request: request, locales: locales)
         }
     }
@@ -91,13 +87,13 @@ struct AuthorizationEndpoint {
         var request = request
         let form = try await request.formParameters()
         guard let interaction = form["interaction"], let (authorization, client) = try await authorizer.pendingRequest(interaction),
-              let session = try await BrowserSessions(provider: provider).current(request) else {
+              let signIn = authorizer.consentingSignIn(authorization, session: try await BrowserSessions(provider: provider).current(request)) else {
             return expiredPage(request)
         }
         guard csrf.isValid(form["csrf_token"], request: request) else {
             return expiredPage(request, language: language(for: request, locales: authorization.uiLocales))
         }
-        let outcome = try await authorizer.consent(authorization, client: client, session: session, allowed: form["decision"] == "allow")
+        let outcome = try await authorizer.consent(authorization, client: client, by: signIn, allowed: form["decision"] == "allow")
         try await authorizer.finish(interaction)
         return respond(outcome, request: request, locales: authorization.uiLocales, afterPost: true)
     }
@@ -112,8 +108,6 @@ struct AuthorizationEndpoint {
         switch outcome {
         case .errorPage(let error):
             return errorPage(error, request: request, locales: locales)
-        case .startSession:
-            return errorPage(.serverError(detail: "a session to start reached the page renderer"), request: request, locales: locales)
         case .respond(let target, let parameters):
             switch target.mode {
             case .query, .fragment:
@@ -185,7 +179,7 @@ struct CSRF {
     /// browser has none. `session` is the session cookie the browser will send with the form,
     /// when the page is the answer that sets it (right after a sign-in); else the request's.
     func token(for request: Request, session: String? = nil) -> (String, Cookie?) {
-        let binding = session ?? request.cookies[BrowserSessions.cookieName]?.value
+        let binding = session ?? request.cookies[BrowserSessions.cookieName(secure: secure)]?.value
         if let existing = request.cookies[cookieName]?.value, existing.count >= 32 {
             return (formToken(existing, session: binding), nil)
         }
@@ -197,7 +191,7 @@ struct CSRF {
     /// Whether a form's `csrf_token` belongs to this browser's cookie and session.
     func isValid(_ submitted: String?, request: Request) -> Bool {
         guard let submitted, let cookie = request.cookies[cookieName]?.value, cookie.count >= 32 else { return false }
-        let expected = formToken(cookie, session: request.cookies[BrowserSessions.cookieName]?.value)
+        let expected = formToken(cookie, session: request.cookies[BrowserSessions.cookieName(secure: secure)]?.value)
         return constantTimeEquals(Array(submitted.utf8), Array(expected.utf8))
     }
 
@@ -263,13 +257,16 @@ extension PasswordSignIn.Failure {
     }
 }
 
-/// The provider's browser session cookie.
+/// The provider's browser session cookie. With an https issuer it is `__Host-` prefixed:
+/// browsers then take it only from this very host, `Secure`, on `/`, so neither a sibling
+/// subdomain nor a plain-http page can plant or overwrite it (session fixation).
 struct BrowserSessions {
-    static let cookieName = "tessera_session"
+    static func cookieName(secure: Bool) -> String { secure ? "__Host-tessera_session" : "tessera_session" }
     let provider: Provider
+    var cookieName: String { Self.cookieName(secure: provider.configuration.secureCookies) }
 
     func current(_ request: Request) async throws -> BrowserSession? {
-        guard let value = request.cookies[Self.cookieName]?.value, !value.isEmpty else { return nil }
+        guard let value = request.cookies[cookieName]?.value, !value.isEmpty else { return nil }
         return try await provider.sessions.session(token: value)
     }
 
@@ -284,7 +281,7 @@ struct BrowserSessions {
     /// leaked before the sign-in is worth nothing after it.
     func create(userID: String, amr: [String], replacing request: Request) async throws -> (BrowserSession, Cookie) {
         let (session, token) = try await provider.sessions.start(userID: userID, amr: amr,
-                                                                  replacing: request.cookies[Self.cookieName]?.value)
+                                                                  replacing: request.cookies[cookieName]?.value)
         return (session, cookie(token, maxAge: Int(provider.configuration.sessionLifetime)))
     }
 
@@ -306,7 +303,7 @@ struct BrowserSessions {
     }
 
     func cookie(_ value: String, maxAge: Int) -> Cookie {
-        Cookie(name: Self.cookieName, value: value, maxAge: maxAge, path: "/", secure: provider.configuration.secureCookies,
+        Cookie(name: cookieName, value: value, maxAge: maxAge, path: "/", secure: provider.configuration.secureCookies,
                httpOnly: true, sameSite: .lax)
     }
 

@@ -42,10 +42,12 @@ struct CrossAppEndpoints {
         let pending = try await approvals.pending(requestURI: try Self.required(form, "request_uri"), for: caller)
         let language = PageLanguage.negotiate(uiLocales: pending.request.uiLocales, acceptLanguage: request.headers[.acceptLanguage])
         let consent = pending.consentNeeded ?? ScopeSet([String]())
-        let scopes = pending.request.consentScopes.values.compactMap { name -> AuthorizationDetailsAnswer.Scope? in
-            guard let definition = ScopeCatalogue.definition(name) else { return nil }
-            return .init(scope: name, description: definition.description.text(language.rawValue), sensitive: definition.sensitive,
-                         consentRequired: consent.contains(name))
+        // Every scope asked for, the catalogue's and the client's own API scopes alike: the
+        // person approves what the partner gets, all of it.
+        let scopes = pending.request.consentScopes.values.map { name in
+            AuthorizationDetailsAnswer.Scope(scope: name, description: language.describe(scope: name),
+                                             sensitive: ScopeCatalogue.definition(name)?.sensitive ?? (name == Administrator.scope),
+                                             consentRequired: consent.contains(name))
         }
         let answer = AuthorizationDetailsAnswer(
             clientID: pending.client.id, clientName: pending.client.name, scope: pending.request.scope.description, scopes: scopes,

@@ -300,10 +300,11 @@ struct EmailLinkEndpoints {
 
     // MARK: Association files
 
-    /// Apple's universal links: every registered iOS app opens the sign-in links.
+    /// Apple's universal links: every registered iOS app opens the sign-in links; first-party
+    /// apps share the issuer's credentials.
     func appleAssociation() async throws -> Response {
-        let appIDs = try await provider.clients.appleAppIDs()
-        let authenticators = try await provider.clients.authenticatorAppleAppIDs()
+        let (authenticators, others, credentials) = try await provider.clients.appleAppIDs()
+        let emailLinks: JSONValue = .object(["/": .string("/emaillink/*"), "comment": "Tessera email sign-in links"])
         var details: [JSONValue] = []
         if !authenticators.isEmpty {
             // First: iOS takes the first entry that matches an app. A partner's request link opens
@@ -313,27 +314,26 @@ struct EmailLinkEndpoints {
                 "components": .array([
                     .object(["/": .string(Endpoint.authorization.path), "?": .object(["request_uri": "*"]),
                              "comment": "Partner apps' sign-in requests, approved in the authenticator app"]),
-                    .object(["/": .string("/emaillink/*"), "comment": "Tessera email sign-in links"]),
+                    emailLinks,
                 ]),
             ]))
         }
-        let others = appIDs.filter { !authenticators.contains($0) }
         if !others.isEmpty {
             details.append(.object([
                 "appIDs": .array(others.map(JSONValue.string)),
-                "components": .array([.object(["/": .string("/emaillink/*"), "comment": "Tessera email sign-in links"])]),
+                "components": .array([emailLinks]),
             ]))
         }
         let document: JSONValue = .object([
             "applinks": .object(["details": .array(details)]),
-            "webcredentials": .object(["apps": .array(appIDs.map(JSONValue.string))]),
+            "webcredentials": .object(["apps": .array(credentials.map(JSONValue.string))]),
         ])
         return DiscoveryEndpoint.publicJSON(try CanonicalJSON.encode(document))
     }
 
-    /// Android's app links (Digital Asset Links).
+    /// Android's app links (Digital Asset Links), for first-party apps only.
     func androidAssetLinks() async throws -> Response {
-        let apps = try await provider.clients.androidApps()
+        let apps = try await provider.clients.firstPartyAndroidApps()
         let statements: [JSONValue] = apps.map { app in
             .object([
                 "relation": .array(["delegate_permission/common.handle_all_urls", "delegate_permission/common.get_login_creds"]),

@@ -3,17 +3,21 @@ import NIOCore
 import TesseraDomain
 
 /// What a load balancer, an orchestrator or a person asks a node: is the process up
-/// (`/health/live`), should it be sent requests (`/health/ready`: 503 with the reason when
-/// not), and the plain `/health` of earlier versions (the same as live).
+/// (`/health/live`), should it be sent requests (`/health/ready`: 503 when not), and the plain
+/// `/health` of earlier versions (the same as live). Why a node is not ready (the database's
+/// error, its host) is told on the management listener only: on the public one anybody could
+/// read it.
 struct HealthEndpoints {
     let provider: Provider
+    /// Whether `/health/ready` says why the node is not ready (the management listener).
+    var tellsReason = false
 
     func register<Context: RequestContext>(on router: Router<Context>) {
         router.get("/health") { _, _ in Self.answer(.ok, "ok") }
         router.get("/health/live") { _, _ in Self.answer(.ok, "ok") }
         router.get("/health/ready") { _, _ in
             if let reason = await provider.unreadiness() {
-                return Self.answer(.serviceUnavailable, "unavailable: \(reason)")
+                return Self.answer(.serviceUnavailable, tellsReason ? "unavailable: \(reason)" : "unavailable")
             }
             return Self.answer(.ok, "ready")
         }

@@ -55,7 +55,12 @@ struct LogoutEndpoint {
         let session = try await sessions.current(request)
         let confirmed = request.method == .post && parameters["confirm"] == "yes" && provider.csrf.isValid(parameters["csrf_token"], request: request)
         let hintMatches = session != nil && hint?.claims["sid"]?.stringValue == session?.sid
-        if session != nil, !confirmed, !hintMatches {
+        // A hint of a Native SSO device session would sign out every app of the vendor on the
+        // device: anyone holding such an ID token (expired ones are accepted as hints) could
+        // send it. So it ends the device session only from the browser signed in with that very
+        // session, or once the person confirms, as for the browser session.
+        let endsDeviceSession = hint.map(DeviceSessions.names) ?? false
+        if session != nil || endsDeviceSession, !confirmed, !hintMatches {
             let (csrf, cookie) = provider.csrf.token(for: request)
             var response = Responses.html(pages.logout(language: language, csrf: csrf, clientID: clientID,
                                                        postLogoutRedirectURI: redirect, state: parameters["state"],
@@ -65,8 +70,7 @@ struct LogoutEndpoint {
             return response
         }
         if let session { try await provider.sessions.end(session) }
-        // An ID token of a Native SSO device session names it: signing out ends it for every app of the group.
-        if let sid = hint?.claims["sid"]?.stringValue, hint?.claims["ds_hash"] != nil { try await provider.deviceSessions.end(sid) }
+        if let hint { try await provider.deviceSessions.end(signedOutWith: hint) }
 
         var response: Response
         if let redirect {

@@ -22,11 +22,7 @@ struct TokenManagementEndpoints {
         try parameters.requireSingleValues()
         let client = try await provider.clientAuthenticator.authenticate(basic: try request.basicCredentials(), parameters: parameters)
         guard let token = parameters["token"] else { throw OAuthError.invalidRequest("The token parameter is missing.") }
-        // A device secret (Native SSO) ends its device session: the sign-out of every app of the group.
-        if let group = client.deviceSSOGroup, try await provider.deviceSessions.end(secret: token, group: group) {
-        } else {
-            try await provider.tokenIntrospection.revoke(token, by: client)
-        }
+        try await provider.tokenIntrospection.revoke(token, by: client)
         var response = Response(status: .ok)
         response.headers[.cacheControl] = "no-store"
         return response

@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 import TesseraCore
 import TesseraDomain
 
@@ -50,7 +50,7 @@ struct JSONLogHandler: LogHandler {
     var metadataProvider: Logger.MetadataProvider?
 
     /// Lines from many threads are written whole, one at a time.
-    private static let output = Mutex(())
+    private static let output = NIOLockedValueBox(())
 
     init(label: String, metadataProvider: Logger.MetadataProvider?) {
         self.label = label
@@ -76,7 +76,7 @@ struct JSONLogHandler: LogHandler {
         object["source"] = .string(source)
         guard var data = try? CanonicalJSON.encode(object) else { return }
         data.append(UInt8(ascii: "\n"))
-        Self.output.withLock { _ in
+        Self.output.withLockedValue { _ in
             // write(2) on descriptor 2, unbuffered: a line is out before the process can die.
             data.withUnsafeBytes { bytes in
                 var offset = 0

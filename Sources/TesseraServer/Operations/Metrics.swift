@@ -37,7 +37,7 @@ func managementApplication(provider: Provider, port: Int) -> some ApplicationPro
         return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
                         body: .init(byteBuffer: ByteBuffer(bytes: buffer)))
     }
-    HealthEndpoints(provider: provider).register(on: router)
+    HealthEndpoints(provider: provider, tellsReason: true).register(on: router)
     return Application(router: router, configuration: .init(address: .hostname(provider.configuration.metricsHost, port: port),
                                                             serverName: nil),
                        logger: provider.logger)

@@ -8,13 +8,11 @@ struct Argon2Hash: ImportedHash {
     let salt: [UInt8]
     let hash: [UInt8]
 
-    /// Bounds an import accepts: up to 1 GiB, 32 passes, 64 lanes; salts of at least 8 bytes
-    /// and tags of 4 to 1024 (RFC 9106 §3.1 allows more, nobody uses it). A sign-in checks the
-    /// hash on a hashing thread: parameters past these would hold one for many seconds (or
-    /// gigabytes) per attempt, which is a way to exhaust the server, not a password's defence.
-    static let memoryKiB = 8...(1 << 20)
-    static let iterations = 1...32
-    static let parallelism = 1...64
+    /// Bounds an import accepts: memory, passes and lanes within ``PasswordCostCaps``; salts of
+    /// at least 8 bytes and tags of 4 to 1024 (RFC 9106 §3.1 allows more, nobody uses it).
+    static let memoryKiB = PasswordCostCaps.argon2MemoryKiB
+    static let iterations = PasswordCostCaps.argon2Iterations
+    static let parallelism = PasswordCostCaps.argon2Parallelism
     static let saltLength = 8...1024
     static let hashLength = 4...1024
 
@@ -53,6 +51,9 @@ struct Argon2Hash: ImportedHash {
             memoryKiB: ImportedFields.decimal(m, "argon2 memory m (KiB)", in: max(Self.memoryKiB.lowerBound, 8 * parallelism)...Self.memoryKiB.upperBound),
             iterations: ImportedFields.decimal(t, "argon2 passes t", in: Self.iterations),
             parallelism: parallelism)
+        guard parameters.memoryKiB * parameters.iterations <= PasswordCostCaps.argon2MemoryPasses else {
+            throw ImportedHashError("argon2 memory times passes (m·t) must be at most 256 MiB, here \((parameters.memoryKiB * parameters.iterations) >> 10) MiB")
+        }
         salt = try ImportedFields.decode(parts[3], "argon2 salt", with: ImportedFields.standard)
         hash = try ImportedFields.decode(parts[4], "argon2 hash", with: ImportedFields.standard)
         guard Self.saltLength.contains(salt.count) else { throw ImportedHashError("argon2 salt must be at least 8 bytes, found \(salt.count)") }

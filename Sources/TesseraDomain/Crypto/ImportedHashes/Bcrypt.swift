@@ -26,10 +26,11 @@ struct BcryptHash: ImportedHash {
         guard ["2a", "2b", "2y"].contains(parts[1]) else {
             throw ImportedHashError("bcrypt version must be 2a, 2b or 2y, not \(String(parts[1].prefix(4)).debugDescription)")
         }
-        // bcrypt allows 31; past 16 (about 4 s a check here) a sign-in attempt would hold a
-        // hashing thread for minutes, so an import refuses it.
-        guard parts[2].count == 2 else { throw ImportedHashError("bcrypt cost must be two digits, 04 to 16") }
-        cost = try ImportedFields.decimal(parts[2], "bcrypt cost", in: 4...16)
+        // bcrypt allows 31; each step doubles the work (13 is about 0.5 s a check here), so
+        // past PasswordCostCaps a sign-in attempt would hold a hashing thread for seconds.
+        let caps = PasswordCostCaps.bcryptCost
+        guard parts[2].count == 2 else { throw ImportedHashError("bcrypt cost must be two digits, 04 to \(caps.upperBound)") }
+        cost = try ImportedFields.decimal(parts[2], "bcrypt cost", in: caps)
         let body = parts[3]
         guard body.count == 53 else {
             throw ImportedHashError("bcrypt salt and hash must be 53 characters (22 + 31), found \(body.count)")

@@ -100,6 +100,47 @@ public enum ImportedPasswordHash {
     }
 }
 
+/// The most work one password check may cost, for every stored format: near the server's
+/// own hash (scrypt N=2^15, r=8, p=3: 32 MiB and about 0.17 s here), at most about four
+/// times it in time and 128 MiB in memory. A password check runs on every sign-in attempt,
+/// wrong guesses included, on a hashing thread: a hash past these would let each guess hold a
+/// thread for seconds (or gigabytes), which exhausts the server rather than defends the
+/// password. An import refuses a row over a cap (a row error in its report); a stored hash
+/// over one (written before the caps, or by hand) is refused at sign-in without being run,
+/// and the person sets a new password by email code.
+///
+/// | format | cap | about |
+/// |---|---|---|
+/// | scrypt (`$scrypt$`) | 128·N·r ≤ 128 MiB and N·r·p ≤ 2^21 | 0.45 s |
+/// | Firebase scrypt | mem_cost ≤ 14, rounds ≤ 8 (Firebase's own maximum) | 16 MiB, 0.03 s |
+/// | bcrypt | cost ≤ 13 | 0.5 s |
+/// | Argon2 | m ≤ 128 MiB, m·t ≤ 256 MiB, p ≤ 16 | 0.5 s |
+/// | PBKDF2 | rounds ≤ 2,000,000 | 0.25–0.5 s |
+public enum PasswordCostCaps {
+    /// scrypt: N·r, which decides the memory (128·N·r bytes): 128 MiB.
+    static let scryptMemoryUnits = 1 << 20
+    /// scrypt: N·r·p, which decides the time.
+    static let scryptWork = 1 << 21
+    static let bcryptCost = 4...13
+    static let argon2MemoryKiB = 8...(128 << 10)
+    /// Argon2: m·t in KiB, the memory filled over all passes.
+    static let argon2MemoryPasses = 256 << 10
+    static let argon2Iterations = 1...32
+    static let argon2Parallelism = 1...16
+    static let pbkdf2Rounds = 1...2_000_000
+
+    /// Why scrypt parameters are over the caps, or nil when they are within them.
+    static func scryptProblem(logN: Int, r: Int, p: Int) -> String? {
+        guard (1...24).contains(logN), (1...32).contains(r), (1...16).contains(p) else {
+            return "scrypt parameters must be ln 1 to 24, r 1 to 32, p 1 to 16"
+        }
+        let units = (1 << logN) * r
+        if units > scryptMemoryUnits { return "scrypt memory 128·N·r must be at most 128 MiB (here \(units >> 13) MiB)" }
+        if units * p > scryptWork { return "scrypt work N·r·p must be at most 2^21 (here \(units * p))" }
+        return nil
+    }
+}
+
 /// A parsed foreign hash.
 protocol ImportedHash: Sendable {
     /// Whether `password` (UTF-8 bytes) derives the stored hash.

@@ -14,9 +14,8 @@ struct PBKDF2Hash: ImportedHash {
     let salt: [UInt8]
     let hash: [UInt8]
 
-    /// Up to ten million rounds: Django asks for 1.2 million today, and ten million
-    /// SHA-256 rounds take a few seconds.
-    static let roundsRange = 1...10_000_000
+    /// Up to two million rounds (``PasswordCostCaps``): Django asks for 1.2 million today.
+    static let roundsRange = PasswordCostCaps.pbkdf2Rounds
     static let hashLength = 16...128
 
     init(passlib text: String) throws {

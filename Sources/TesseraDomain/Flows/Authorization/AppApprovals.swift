@@ -146,22 +146,11 @@ public struct AppApprovals: Sendable {
         return (pushed, request, client)
     }
 
-    /// Why the app's sign-in can't answer the request, or nil when it can.
+    /// Why the app's sign-in can't answer the request, or nil when it can; `prompt=login` wants
+    /// a sign-in made after the request was pushed.
     func reauthenticationReason(_ request: AuthorizationRequest, client: Client, pushedAt: Int64, caller: AuthenticatorCaller) -> String? {
-        let authentication = caller.authentication
-        let subject = authorizer.tokenIssuer.subject(userID: caller.user.id, client: client)
-        if request.prompt.contains("login"), authentication.authTime < pushedAt {
-            return "The request asks for a new sign-in (prompt=login): sign the person in again in the app, then approve."
-        }
-        if let maxAge = request.maxAge, clock.now() - authentication.authTime >= maxAge {
-            return "The sign-in in the app is older than the request's max_age: sign the person in again, then approve."
-        }
-        if let hinted = request.hintedSubject, hinted != subject {
-            return "The request is for another user (id_token_hint) than the one signed in to the app."
-        }
-        if let demanded = request.demandedSubject, demanded != subject {
-            return "The request is for another user (claims) than the one signed in to the app."
-        }
-        return nil
+        authorizer.signInMismatch(request, client: client, userID: caller.user.id, authTime: caller.authentication.authTime,
+                                  freshSince: pushedAt)
+            .map { $0 + " Sign the person in again in the app, then approve." }
     }
 }

@@ -32,6 +32,10 @@ public struct AuthorizationRequest: Sendable, Codable, Equatable {
     /// The hash of a hand-off ticket the request carries (`handoff_ticket`): the person an
     /// authenticator app handed over, signed in without a page.
     public var handoffTicketHash: String?
+    /// The sign-in a used hand-off ticket carried, while the request waits for consent: the
+    /// authenticator app's sign-in (its time and methods), for this request alone. It never
+    /// becomes a browser session, so the browser's own session (or none) stays as it was.
+    public var handedOver: HandedOverSignIn?
 
     public var isOpenID: Bool { scope.contains(ScopeCatalogue.openid) }
 
@@ -61,9 +65,13 @@ public enum AuthorizationOutcome: Sendable {
     case login(interaction: String, AuthorizationRequest, Client)
     /// Ask the user to allow `scopes`; `essential` are those the client marked essential.
     case consent(interaction: String, AuthorizationRequest, Client, User, scopes: ScopeSet, essential: Set<String>)
-    /// The user is known without a page (a hand-off ticket) but must consent: start a browser
-    /// session for them, then decide again with the session.
-    case startSession(interaction: String, userID: String, amr: [String], AuthorizationRequest, Client)
+}
+
+/// Who a hand-off ticket signed in, and when and how they had signed in to the authenticator app.
+public struct HandedOverSignIn: Sendable, Codable, Equatable {
+    public var userID: String
+    public var authTime: Int64
+    public var amr: [String]
 }
 
 /// Who signed in, when and how: what a code, and so the tokens, record of the sign-in.

@@ -67,21 +67,20 @@ public struct Authorizer: Sendable {
     public func decide(_ request: AuthorizationRequest, client: Client, session: BrowserSession?, signedInNow: Bool,
                        interaction: String? = nil, address: String? = nil) async throws -> AuthorizationOutcome {
         let target = ResponseTarget(redirectURI: request.redirectURI, mode: request.responseMode, state: request.state)
-        let now = clock.now()
         let promptNone = request.prompt.contains("none")
         if let ticketHash = request.handoffTicketHash {
-            return try await decideHandoff(request, ticketHash: ticketHash, client: client, interaction: interaction, address: address)
+            return try await decideHandoff(request, ticketHash: ticketHash, client: client, address: address)
+        }
+        // A handed-over request waits only for its consent page; no sign-in on the hosted pages resumes it.
+        if request.handedOver != nil {
+            return .errorPage(OAuthError.invalidRequest("This request was handed over by an app and only awaits consent: go back to the app."))
         }
 
         var user: User?
         if let session { user = try await users.user(id: session.userID) }
         var needsLogin = user == nil
         if let session, let user, !signedInNow {
-            if request.prompt.contains("login") || request.prompt.contains("select_account") { needsLogin = true }
-            if let maxAge = request.maxAge, now - session.authTime >= maxAge { needsLogin = true }
-            let subject = tokenIssuer.subject(userID: user.id, client: client)
-            if let hinted = request.hintedSubject, hinted != subject { needsLogin = true }
-            if let demanded = request.demandedSubject, demanded != subject { needsLogin = true }
+            needsLogin = signInMismatch(request, client: client, userID: user.id, authTime: session.authTime) != nil
         }
         if needsLogin {
             if promptNone { return respondError(target, OAuthError(.loginRequired, "The user must sign in.")) }
@@ -95,14 +94,21 @@ public struct Authorizer: Sendable {
         }
         if let ask = try await scopesNeedingConsent(request, client: client, user: user) {
             if promptNone { return respondError(target, OAuthError(.consentRequired, "The user must consent.")) }
-            let essential = Set(ask.values.filter { scope in
-                ScopeCatalogue.definition(scope)?.claims.contains { request.claims?.essentialClaims.contains($0) == true } == true
-            })
-            guard let id = try await interactionID(interaction, request, address: address) else { return tooManyStarted(target) }
-            return .consent(interaction: id, request, client, user, scopes: ask,
-                            essential: essential)
+            return try await askConsent(request, client: client, user: user, scopes: ask, interaction: interaction, address: address)
         }
         return try await issueCode(request, by: session.authentication, target: target)
+    }
+
+    /// The consent page for `scopes`, within the request's interaction.
+    func askConsent(_ request: AuthorizationRequest, client: Client, user: User, scopes: ScopeSet, interaction: String?,
+                    address: String?) async throws -> AuthorizationOutcome {
+        let essential = Set(scopes.values.filter { scope in
+            ScopeCatalogue.definition(scope)?.claims.contains { request.claims?.essentialClaims.contains($0) == true } == true
+        })
+        guard let id = try await interactionID(interaction, request, address: address) else {
+            return tooManyStarted(ResponseTarget(redirectURI: request.redirectURI, mode: request.responseMode, state: request.state))
+        }
+        return .consent(interaction: id, request, client, user, scopes: scopes, essential: essential)
     }
 
     /// The scopes the consent page must ask for, or nil when none (OpenID Connect Core §3.1.2.4).
@@ -120,13 +126,24 @@ public struct Authorizer: Sendable {
         return missing.isEmpty ? nil : missing
     }
 
+    /// The sign-in a consent to `request` is given under: the one a hand-off ticket carried
+    /// into the request, else the browser's session; nil when there is neither.
+    public func consentingSignIn(_ request: AuthorizationRequest, session: BrowserSession?) -> Authentication? {
+        if let handedOver = request.handedOver {
+            return Authentication(userID: handedOver.userID, authTime: handedOver.authTime, amr: handedOver.amr,
+                                  sid: SecureRandom.token(bytes: 16))
+        }
+        return session?.authentication
+    }
+
     /// Records the user's consent and issues the code.
-    public func consent(_ request: AuthorizationRequest, client: Client, session: BrowserSession, allowed: Bool) async throws -> AuthorizationOutcome {
+    public func consent(_ request: AuthorizationRequest, client: Client, by authentication: Authentication,
+                        allowed: Bool) async throws -> AuthorizationOutcome {
         let target = ResponseTarget(redirectURI: request.redirectURI, mode: request.responseMode, state: request.state)
         guard allowed else { return respondError(target, OAuthError(.accessDenied, "The user declined the request.")) }
-        try await consents.recordConsent(userID: session.userID, clientID: client.id, scopes: request.consentScopes, now: clock.now())
-        await audit.record(.consentGiven, userID: session.userID, clientID: client.id, detail: request.consentScopes.description)
-        return try await issueCode(request, by: session.authentication, target: target)
+        try await consents.recordConsent(userID: authentication.userID, clientID: client.id, scopes: request.consentScopes, now: clock.now())
+        await audit.record(.consentGiven, userID: authentication.userID, clientID: client.id, detail: request.consentScopes.description)
+        return try await issueCode(request, by: authentication, target: target)
     }
 
     func issueCode(_ request: AuthorizationRequest, by authentication: Authentication, target: ResponseTarget) async throws -> AuthorizationOutcome {
@@ -151,6 +168,29 @@ public struct Authorizer: Sendable {
         return .respond(target, parameters)
     }
 
+    /// Why a sign-in the provider already knows (a browser session's, an authenticator app's,
+    /// a hand-off ticket's) can't answer `request`, or nil when it can: the request asks for a
+    /// new sign-in (`prompt=login` or `select_account`; only one made at `freshSince` or later
+    /// counts), one more recent than `max_age`, or another user (`id_token_hint`, `claims`).
+    /// Each is answered by signing in again (OpenID Connect Core §3.1.2.1).
+    func signInMismatch(_ request: AuthorizationRequest, client: Client, userID: String, authTime: Int64,
+                        freshSince: Int64? = nil) -> String? {
+        if request.prompt.contains("login") || request.prompt.contains("select_account"), freshSince.map({ authTime < $0 }) ?? true {
+            return "The request asks for a new sign-in (prompt=\(request.prompt.joined(separator: " ")))."
+        }
+        if let maxAge = request.maxAge, clock.now() - authTime >= maxAge {
+            return "The sign-in is older than the request's max_age."
+        }
+        let subject = tokenIssuer.subject(userID: userID, client: client)
+        if let hinted = request.hintedSubject, hinted != subject {
+            return "The request is for another user (id_token_hint) than the one signed in."
+        }
+        if let demanded = request.demandedSubject, demanded != subject {
+            return "The request is for another user (claims) than the one signed in."
+        }
+        return nil
+    }
+
     /// The interaction that keeps `request` while the hosted pages complete it: `existing`,
     /// or a new one — nil when `address` or the client has started too many sign-ins.
     func interactionID(_ existing: String?, _ request: AuthorizationRequest, address: String?) async throws -> String? {
@@ -167,8 +207,11 @@ public struct Authorizer: Sendable {
 
     /// The answer when the request's address or client has started too many sign-ins.
     func tooManyStarted(_ target: ResponseTarget) -> AuthorizationOutcome {
-        respondError(target, OAuthError(.temporarilyUnavailable, "Too many sign-ins were started from this network or for this client. Try again in a minute."))
+        respondError(target, Self.tooManyStartedError)
     }
+
+    static let tooManyStartedError = OAuthError(.temporarilyUnavailable, "Too many sign-ins were started from this network or for "
+                                                    + "this client. Try again in a minute.", status: 429)
 
     /// The pending request behind an interaction id from a hosted page form.
     public func pendingRequest(_ interaction: String) async throws -> (AuthorizationRequest, Client)? {

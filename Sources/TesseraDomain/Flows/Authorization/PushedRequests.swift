@@ -34,8 +34,7 @@ extension Authorizer {
         }
         let now = clock.now()
         do { try await limits.admit(.flow, address: address, client: client.id, now: now) } catch is WorkLimits.Exceeded {
-            throw OAuthError(.temporarilyUnavailable, "Too many sign-ins were started from this network or for this client. "
-                                + "Try again in a minute.", status: 429)
+            throw Self.tooManyStartedError
         }
         let uri = Self.requestURIPrefix + SecureRandom.token()
         try await crossApp.insertPushedRequest(uriHash: tokenHash(uri), PushedRequest(
@@ -73,11 +72,13 @@ extension Authorizer {
     }
 
     /// A request carrying a hand-off ticket: the person the authenticator app handed over is
-    /// signed in without a page. Consent is asked (on a page, in a new browser session) when
-    /// the scopes need it; with `prompt=none` that is `consent_required`, and the ticket is
-    /// left unused so the app can go on in a browser.
-    func decideHandoff(_ request: AuthorizationRequest, ticketHash: String, client: Client, interaction: String?,
-                       address: String?) async throws -> AuthorizationOutcome {
+    /// signed in to this one request without a page, with the sign-in the app made (its time
+    /// and methods). When the scopes need consent, the consent page is shown for this request
+    /// alone (the sign-in rides in its interaction): the browser's own session is neither
+    /// created nor replaced, so a ticket never signs a browser in for other apps. With
+    /// `prompt=none` that is `consent_required`, and the ticket is left unused so the app can
+    /// go on in a browser.
+    func decideHandoff(_ request: AuthorizationRequest, ticketHash: String, client: Client, address: String?) async throws -> AuthorizationOutcome {
         let target = ResponseTarget(redirectURI: request.redirectURI, mode: request.responseMode, state: request.state)
         let now = clock.now()
         let refused = OAuthError(.loginRequired, "The hand-off ticket is not valid: it was used, has expired or is for another app. "
@@ -86,19 +87,9 @@ extension Authorizer {
               let user = try await users.user(id: ticket.userID), !user.isDisabled else {
             return respondError(target, refused)
         }
-        if request.prompt.contains("login") || request.prompt.contains("select_account") {
-            return respondError(target, OAuthError(.loginRequired, "prompt=\(request.prompt.joined(separator: " ")) asks for a sign-in, "
-                                                    + "which a hand-off ticket can't give."))
-        }
-        if let maxAge = request.maxAge, now - ticket.authTime >= maxAge {
-            return respondError(target, OAuthError(.loginRequired, "The sign-in in the authenticator app is older than max_age."))
-        }
-        let subject = tokenIssuer.subject(userID: user.id, client: client)
-        if let hinted = request.hintedSubject, hinted != subject {
-            return respondError(target, OAuthError(.loginRequired, "The hand-off ticket is for another user than id_token_hint names."))
-        }
-        if let demanded = request.demandedSubject, demanded != subject {
-            return respondError(target, OAuthError(.loginRequired, "The hand-off ticket is for another user than the claims parameter names."))
+        // The ticket carries the sign-in made in the authenticator app, never a new one.
+        if let mismatch = signInMismatch(request, client: client, userID: user.id, authTime: ticket.authTime) {
+            return respondError(target, OAuthError(.loginRequired, mismatch + " A hand-off ticket can't answer it: sign in another way."))
         }
         let consent = try await scopesNeedingConsent(request, client: client, user: user)
         if consent != nil, request.prompt.contains("none") {
@@ -110,9 +101,10 @@ extension Authorizer {
         await audit.record(.handoffUsed, userID: user.id, clientID: client.id, detail: "handed over by \(used.issuedBy)")
         var continued = request
         continued.handoffTicketHash = nil
-        if consent != nil {
-            guard let id = try await interactionID(interaction, continued, address: address) else { return tooManyStarted(target) }
-            return .startSession(interaction: id, userID: user.id, amr: used.amr, continued, client)
+        if let consent {
+            continued.handedOver = HandedOverSignIn(userID: user.id, authTime: used.authTime, amr: used.amr)
+            // An interaction of its own, which carries the handed-over sign-in.
+            return try await askConsent(continued, client: client, user: user, scopes: consent, interaction: nil, address: address)
         }
         return try await issueCode(continued, by: Authentication(userID: user.id, authTime: used.authTime, amr: used.amr,
                                                                  sid: SecureRandom.token(bytes: 16)), target: target)

@@ -74,7 +74,9 @@ public struct PasswordSignIn: Sendable {
         } else {
             counters = [(perAccountAndAddress, email + "|" + origin.address), (perAddress, origin.address), (perAccount, email)]
         }
-        if try await FailureThrottle.anyBlocked(counters, now: now) {
+        // The attempt counts as a failure before the hash runs, so concurrent guesses can't
+        // all pass the check before any of them is counted; a right password takes it back.
+        guard let attempt = try await FailureThrottle.reserve(counters, now: now) else {
             await audit.record(.signInFailed, userID: user?.id, clientID: origin.clientID, email: email, ip: origin.address,
                                detail: "password: throttled")
             Signals.signIn("password", "throttled")
@@ -85,16 +87,17 @@ public struct PasswordSignIn: Sendable {
         do {
             verification = try await passwords.verify(password, against: user?.passwordHash)
         } catch is PasswordHasher.Busy {
+            try await FailureThrottle.forgive(attempt)
             Signals.signIn("password", "busy")
             return .failure(.busy)
         }
         guard let user, verification.matches else {
-            try await FailureThrottle.recordFailure(counters, now: now)
             await audit.record(.signInFailed, userID: user?.id, clientID: origin.clientID, email: email, ip: origin.address,
                                detail: "password")
             Signals.signIn("password", "failure")
             return .failure(.badCredentials)
         }
+        try await FailureThrottle.forgive(attempt)
         if user.isDisabled {
             await audit.record(.signInFailed, userID: user.id, clientID: origin.clientID, email: email, ip: origin.address,
                                detail: "password: account disabled")
