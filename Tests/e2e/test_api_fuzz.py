@@ -396,14 +396,71 @@ def test_a_signed_client_assertion_with_a_time_out_of_range_is_invalid_client(se
 # ---------------------------------------------------------------------------
 # Fuzzing
 
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+PHASE_LINE = re.compile(r"^ \S+\s+(Examples|Coverage|Fuzzing|Stateful) \(in [^)]*\)\n\n(.*)$", re.M)
+SKIPPED = re.compile(r"(\d+) skipped")
+SKIPPED_IN_SUMMARY = re.compile(r"^ +Skipped: (\d+)\n((?: +- .*\n)*)", re.M)
+
+
+def operations_without_input(document: dict) -> list[str]:
+    """The operations that take nothing: no parameter and no body (GET /userinfo, whose token
+    is the security scheme's; the documents themselves; the admin API's keys)."""
+    return [f"{method.upper()} {path}" for path, item in document.get("paths", {}).items()
+            for method, operation in item.items()
+            if method in HTTP_METHODS and not (item.get("parameters") or operation.get("parameters")
+                                               or operation.get("requestBody"))]
+
+
+def schemathesis_options(document: dict, config: Path) -> list[str]:
+    """Options of `schemathesis` (before `run`) for the examples phase. It sends each operation
+    its document's examples and skips one that has none ("No examples in schema"); every
+    operation that takes an input has examples, and an operation that takes none has nothing
+    to give an example of: `fill-missing`, for those alone, sends it its one request. Written
+    to `config`."""
+    names = operations_without_input(document)
+    if not names:
+        return []
+    config.write_text(f"[[operations]]\ninclude-name = {json.dumps(names)}\nphases.examples.fill-missing = true\n")
+    return ["--config-file", str(config)]
+
+
+def skipped_operations(events: Path) -> list[str]:
+    """From the NDJSON event report: each operation a phase skipped, with the reason."""
+    skipped = []
+    for line in events.read_text().splitlines():
+        finished = json.loads(line).get("ScenarioFinished")
+        if finished and finished.get("status") == "skip":
+            skipped.append(f"{finished.get('phase')}: {finished['recorder']['label']} ({finished.get('skip_reason')})")
+    return skipped
+
+
+def assert_no_operation_skipped(stdout: str, events: Path | None = None) -> None:
+    """schemathesis names what each phase did (`✅ 21 passed  ⏭  3 skipped`) and, when some
+    operation was tested by no phase, `Skipped: N` in its summary: no phase may skip one.
+    Prints each phase's line and the summary's counts."""
+    phases = PHASE_LINE.findall(stdout)
+    assert any(name == "Examples" for name, _ in phases), f"no Examples phase in schemathesis' output:\n{stdout[-3000:]}"
+    for name, line in phases:
+        print(f"schemathesis {name}: {line.strip()}")
+    print("schemathesis summary: " + "; ".join(re.findall(r"^ +((?:Selected|Tested|Skipped): .*|\d+ generated.*)$", stdout, re.M)))
+    skipped = {name: int(found.group(1)) for name, line in phases if (found := SKIPPED.search(line)) and int(found.group(1))}
+    summary = SKIPPED_IN_SUMMARY.search(stdout)
+    if skipped or (summary and int(summary.group(1))):
+        named = skipped_operations(events) if events is not None and events.exists() else []
+        pytest.fail("schemathesis skipped operations (give each an example in its OpenAPI document): "
+                    + ", ".join(f"{n} in {phase}" for phase, n in skipped.items())
+                    + (f"; summary: Skipped: {summary.group(1)} {summary.group(2).strip()}" if summary else "")
+                    + "".join(f"\n  {entry}" for entry in named), pytrace=False)
+
 
 def run_schemathesis(document: Path, server: TesseraServer, credentials: dict, workdir: Path, name: str) -> dict[str, Counter]:
     """`schemathesis run` over one document with this module as its hooks; returns the
-    statuses answered to the generated cases, per operation."""
+    statuses answered to the generated cases, per operation. No phase may skip an operation."""
     events = workdir / f"{name}-fuzz.ndjson"
+    options = schemathesis_options(json.loads(document.read_text()), workdir / f"{name}-schemathesis.toml")
     # One worker: with two, schemathesis 4.32 leaves one operation of these small documents
     # out of the fuzzing phase (0 cases); the run is short either way.
-    command = [str(Path(sys.executable).with_name("schemathesis")), "run", str(document), "--url", server.issuer,
+    command = [str(Path(sys.executable).with_name("schemathesis")), *options, "run", str(document), "--url", server.issuer,
                "--checks", CHECKS, "--max-examples", str(FUZZ_EXAMPLES), "--phases", "examples,coverage,fuzzing",
                "--seed", FUZZ_SEED, "--no-shrink", "--generation-database", "none", "--workers", "1",
                "--request-timeout", "30", "--no-color", "--report", "junit,ndjson",
@@ -413,6 +470,7 @@ def run_schemathesis(document: Path, server: TesseraServer, credentials: dict, w
     done = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, (f"schemathesis found problems:\n{done.stdout[-8000:]}\n{done.stderr[-3000:]}\n"
                                   f"tessera serve's log, last lines:\n{server.log()[-3000:]}")
+    assert_no_operation_skipped(done.stdout, events)
     answers = answers_per_operation(events)
     generated = re.search(r"(\d+) generated", done.stdout)
     assert generated and int(generated.group(1)) == sum(sum(c.values()) for c in answers.values()), done.stdout[-2000:]
@@ -472,14 +530,32 @@ def _install_fuzz_hooks(seeds_path: Path) -> None:
              # approvals use their requests up; details leave them: each has its own
              "approve": list(seeds["request_uris"][::2]), "details": list(seeds["request_uris"][1::2])}
 
-    def dice(case) -> random.Random:
-        """A die per request, seeded with its content: the same run makes the same choices."""
-        text = repr((case.operation.label, case.body, case.query, sorted((case.headers or {}).items(), key=str)))
+    occurrences: Counter = Counter()
+
+    def dice(case, *, again: bool = False) -> random.Random:
+        """A die per request, seeded with its content: the same run makes the same choices.
+        `again`: each request with the same content gets a die of its own (a GET /userinfo
+        without headers has no other content), for a choice made once per request."""
+        body = case.body if isinstance(case.body, (dict, list, str, bytes)) else None  # not the repr of NOT_SET, an address
+        text = repr((case.operation.label, body, case.query, sorted((case.headers or {}).items(), key=str)))
+        if again:
+            with lock:
+                occurrences[text] += 1
+                text += f"#{occurrences[text]}"
         return random.Random(zlib.crc32(text.encode()))
 
     def take(name: str):
         with lock:
             return pools[name].pop() if pools[name] else None
+
+    def own_body(case) -> dict | None:
+        """The case's body, as a copy of its own: in the examples phase schemathesis hands over
+        the document's example itself, and a change made in place would rewrite the example for
+        the later phases (which would send a used refresh token again, ending the grant)."""
+        if not isinstance(case.body, dict):
+            return None
+        case.body = dict(case.body)
+        return case.body
 
     @schemathesis.auth(refresh_interval=None).apply_to(path_regex=r"^/(token|introspect|revoke)$")
     class ServiceBasic:
@@ -490,24 +566,25 @@ def _install_fuzz_hooks(seeds_path: Path) -> None:
 
         def set(self, case, data, context):
             case.headers = {**(case.headers or {}), "Authorization": basic(*data)}
-            if isinstance(case.body, dict):
+            if (body := own_body(case)) is not None:
                 for name in CLIENT_AUTH_FIELDS:
-                    case.body.pop(name, None)
+                    body.pop(name, None)
 
     @schemathesis.auth(refresh_interval=None).apply_to(path="/userinfo")
     class UserBearer:
         """A real access token in three requests in four, in the header or the form."""
 
         def get(self, case, context):
-            die = dice(case)
+            die = dice(case, again=True)
             return die.choice(seeds["bearer_tokens"]) if die.random() < 0.75 else None
 
         def set(self, case, data, context):
-            if isinstance(case.body, dict) and "access_token" in case.body and dice(case).random() < 0.5:
-                case.body["access_token"] = data
+            body = own_body(case)
+            if body is not None and "access_token" in body and dice(case).random() < 0.5:
+                body["access_token"] = data
                 return
-            if isinstance(case.body, dict):
-                case.body.pop("access_token", None)
+            if body is not None:
+                body.pop("access_token", None)
             case.headers = {**(case.headers or {}), "Authorization": "Bearer " + data}
 
     @schemathesis.auth(refresh_interval=None).apply_to(path_regex=r"^/authorize/v1\.0/(details|approve|handoff)$")
@@ -534,8 +611,8 @@ def _install_fuzz_hooks(seeds_path: Path) -> None:
 
     @schemathesis.hook
     def before_call(context, case, kwargs):
-        body = case.body
-        if not isinstance(body, dict):
+        body = own_body(case)
+        if body is None:
             return
         die = dice(case)
         path = case.operation.path

@@ -777,20 +777,27 @@ def test_fuzzed_requests_never_get_a_server_error(native, workdir):
     """schemathesis over the served document: every operation, up to FUZZ_EXAMPLES cases
     each in its example, coverage and fuzzing phases (valid and invalid requests). No
     answer may be a 5xx, and each must be one the document describes (status, content
-    type, body schema), which keeps the document honest."""
+    type, body schema), which keeps the document honest. The examples phase sends every
+    operation the document's examples: none may be skipped."""
+    from test_api_fuzz import assert_no_operation_skipped, schemathesis_options
+
     checks = "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance"
+    document = native.issuer + "/openapi/native-auth.json"
+    events = workdir / "native-fuzz.ndjson"
+    options = schemathesis_options(requests.get(document, timeout=10).json(), workdir / "native-schemathesis.toml")
     # One worker: with two threads, hypothesis describing its strategies parses lambda sources
     # concurrently, and CPython 3.11's parser can fail at that ("AST constructor recursion
     # depth mismatch"), a crash of the tool that says nothing about the server.
-    command = [str(Path(sys.executable).with_name("schemathesis")), "run", native.issuer + "/openapi/native-auth.json",
+    command = [str(Path(sys.executable).with_name("schemathesis")), *options, "run", document,
                "--checks", checks, "--max-examples", str(FUZZ_EXAMPLES), "--phases", "examples,coverage,fuzzing",
                "--seed", "20261122", "--no-shrink", "--generation-database", "none", "--workers", "1",
-               "--request-timeout", "30", "--no-color", "--report", "junit",
-               "--report-junit-path", str(workdir / "native-fuzz-junit.xml")]
+               "--request-timeout", "30", "--no-color", "--report", "junit,ndjson",
+               "--report-junit-path", str(workdir / "native-fuzz-junit.xml"), "--report-ndjson-path", str(events)]
     env = {**os.environ, "SCHEMATHESIS_HOOKS": "schemathesis_hooks", "NATIVE_FUZZ_CLIENT_ID": APP,
            "PYTHONPATH": str(Path(__file__).parent) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     done = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, f"schemathesis found problems:\n{done.stdout[-6000:]}\n{done.stderr[-2000:]}"
+    assert_no_operation_skipped(done.stdout, events)
     generated = re.search(r"(\d+) generated", done.stdout)
     assert generated and int(generated.group(1)) >= 11 * FUZZ_EXAMPLES // 2, done.stdout[-2000:]
 
