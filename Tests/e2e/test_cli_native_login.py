@@ -22,6 +22,7 @@ from e2e_support import new_database, CLI, TesseraServer
 
 PASSWORD = "a long and unusual passphrase"
 SERVER_ENV = {"TESSERA_DEV": "true", "TESSERA_LOG_LEVEL": "info", "TESSERA_LOGIN_FAILURES_PER_ADDRESS": "1000",
+              "TESSERA_FLOWS_PER_ADDRESS": "100000", "TESSERA_HASHING_PER_ADDRESS": "100000",
               "TESSERA_OTP_PER_ADDRESS_PER_HOUR": "100000", "TESSERA_OTP_PER_EMAIL_PER_HOUR": "1000"}
 CODE = re.compile(r"\b(\d{8})\b")
 

@@ -44,6 +44,7 @@ CONTINUE_URL = f"https://{LINK_DOMAIN}/finish?cart=42"
 SCOPE = "openid profile email offline_access"
 VICTIM_PASSWORD = "a squatter's long and unusual passphrase"
 SERVER_ENV = {"TESSERA_LOGIN_FAILURES_PER_ADDRESS": "1000", "TESSERA_LOG_LEVEL": "info",
+              "TESSERA_FLOWS_PER_ADDRESS": "100000", "TESSERA_HASHING_PER_ADDRESS": "100000",
               # every request comes from 127.0.0.1: the per-address hourly limit must not get in the way
               "TESSERA_OTP_PER_ADDRESS_PER_HOUR": "100000", "TESSERA_OTP_PER_EMAIL_PER_HOUR": "50"}
 ERROR_KEYS = {"error", "error_description", "error_codes", "timestamp", "trace_id", "correlation_id"}

@@ -44,6 +44,7 @@ PASSWORD = "a long and unusual passphrase"
 ERROR_KEYS = {"error", "error_description", "error_codes", "timestamp", "trace_id", "correlation_id"}
 CODE_LENGTH = 8
 SERVER_ENV = {"TESSERA_LOGIN_FAILURES_PER_ADDRESS": "1000", "TESSERA_LOG_LEVEL": "info",
+              "TESSERA_FLOWS_PER_ADDRESS": "100000", "TESSERA_HASHING_PER_ADDRESS": "100000",
               # every request comes from 127.0.0.1: the per-address hourly limit of codes must not get in the way
               "TESSERA_OTP_PER_ADDRESS_PER_HOUR": "100000"}
 OUTAGE_RETRY_DEADLINE = 80  # seconds after the failed attempt: retry after 60 s, rounds every 15 s or on new mail
