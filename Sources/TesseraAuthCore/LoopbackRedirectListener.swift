@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -87,12 +86,17 @@ public final class LoopbackRedirectListener: Sendable {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<URL, any Error>) in
-                DispatchQueue.global().async {
+                // A thread of its own: the loop blocks in poll(2) for the whole wait. On a shared
+                // pool (Dispatch's global queue is as wide as the cores, and on Linux Swift's
+                // concurrency runs there too) a few waiting listeners starve the whole program.
+                let thread = Thread {
                     continuation.resume(with: Result {
                         defer { self.close() }
                         return try self.serve(until: deadline, expectedState: expectedState, cancelled: cancelled)
                     })
                 }
+                thread.name = "TesseraAuth loopback listener"
+                thread.start()
             }
         } onCancel: {
             cancelled.set()

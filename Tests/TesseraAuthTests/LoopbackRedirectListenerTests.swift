@@ -74,6 +74,24 @@ struct LoopbackRedirectListenerTests {
         #expect(ContinuousClock.now - started < .milliseconds(4500))
     }
 
+    @Test("many waits at once, more than the machine has cores, are each served (none starves a shared thread pool)")
+    func manyWaits() async throws {
+        let count = ProcessInfo.processInfo.activeProcessorCount * 2 + 2
+        let listeners = try (0..<count).map { _ in try LoopbackRedirectListener() }
+        let started = ContinuousClock.now
+        let waits = listeners.map { listener in Task { try await listener.waitForCallback(timeout: .seconds(20)) } }
+        try await Task.sleep(for: .milliseconds(100))
+        for (index, listener) in listeners.enumerated().reversed() {  // the last started first
+            let page = try await get("\(listener.redirectURI)?code=c\(index)&state=s")
+            #expect(page.status == 200)
+            #expect(AuthResponse(url: try await waits[index].value).authCode == "c\(index)")
+        }
+        // Each listener serves at once (a fraction of a second for all). Run on Dispatch's global
+        // pool (as wide as the cores, and Swift's concurrency runs there too on Linux), the
+        // waiting loops stalled this very test until the pool grew, a second or more per thread.
+        #expect(ContinuousClock.now - started < .seconds(3))
+    }
+
     @Test("no redirect in time is a timeout")
     func timeout() async throws {
         let listener = try LoopbackRedirectListener()
