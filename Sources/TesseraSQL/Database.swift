@@ -24,9 +24,11 @@ public protocol TransactionalDatabase: Sendable {
 
 /// How long the database took, and how many reads and transactions are under way (holding a
 /// connection or waiting for one): `tessera_database_seconds{operation}`,
-/// `tessera_database_connections_in_use`.
+/// `tessera_database_connections_in_use`; how many met an outage: `tessera_database_unavailable_total`.
 enum DatabaseSignals {
     static let inUse = Meter(label: "tessera_database_connections_in_use")
+    /// Reads and transactions that failed because the database was away or no connection came in time.
+    static let unavailable = Counter(label: "tessera_database_unavailable_total")
     static let reads = Timer(label: "tessera_database_seconds", dimensions: [("operation", "read")])
     static let transactions = Timer(label: "tessera_database_seconds", dimensions: [("operation", "transaction")])
 
@@ -62,9 +64,10 @@ func runTransaction<T>(on sql: any SQLDatabase, begin: SQLQueryString, _ body: (
 }
 
 /// The database `location` names, opened: SQLite or PostgreSQL.
-public func openDatabase(_ location: DatabaseLocation, poolSize: Int, logger: Logger) async throws -> any TransactionalDatabase {
+public func openDatabase(_ location: DatabaseLocation, poolSize: Int, waitLimit: Duration = .seconds(5),
+                         logger: Logger) async throws -> any TransactionalDatabase {
     switch location {
-    case .postgres(let server): try await PostgresDatabase.open(server, poolSize: poolSize, logger: logger)
+    case .postgres(let server): try await PostgresDatabase.open(server, poolSize: poolSize, waitLimit: waitLimit, logger: logger)
     case .sqliteFile, .sqliteMemory: try await SQLiteDatabase.open(location, logger: logger)
     }
 }
@@ -92,7 +95,7 @@ public final class SQLiteDatabase: TransactionalDatabase {
         case .sqliteMemory:
             path = ":memory:"
         case .postgres:
-            preconditionFailure("SQLiteDatabase.open is given a PostgreSQL location; use openDatabase(_:poolSize:logger:)")
+            preconditionFailure("SQLiteDatabase.open is given a PostgreSQL location; use openDatabase(_:poolSize:waitLimit:logger:)")
         case .sqliteFile(let file):
             let directory = URL(fileURLWithPath: file).deletingLastPathComponent().path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,

@@ -1,5 +1,8 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
 import NIOSSL
 import PostgresKit
 import PostgresNIO
@@ -13,20 +16,36 @@ import TesseraDomain
 /// row and then write it on what they read; every single-use thing is taken by one conditional
 /// write (`UPDATE … WHERE used_at IS NULL … RETURNING`), so two nodes racing for it get one
 /// winner however their statements interleave.
+///
+/// Every read and transaction waits at most ``waitLimit`` for its connection, then fails with
+/// ``DatabaseUnavailable`` having done nothing: a request never hangs on a database that is
+/// away, and work it came for is not done after its client gave up. A connection that breaks
+/// under a statement (PostgreSQL restarted, failed over, out of connections) fails the same way,
+/// logged with its SQLSTATE and PostgreSQL's message.
 public final class PostgresDatabase: TransactionalDatabase {
     let client: PostgresClient
     let logger: Logger
+    /// How long a read or transaction waits for a connection of the pool.
+    let waitLimit: Duration
+    /// Where the database is, for messages (never the password).
+    let location: String
+    /// Why the pool's last attempt to connect failed; nil once one succeeds.
+    let connectFailure: NIOLockedValueBox<String?>
     /// The task running the pool; cancelling it closes every connection.
     private let running: Task<Void, Never>
 
     /// Starts the pool, and connects once beside it, so that a wrong address, password or TLS
     /// setting is told at start with the server's reason (the pool would retry quietly). By the
     /// time that connection is made, the pool's task is running and can lease connections.
-    public static func open(_ location: PostgresLocation, poolSize: Int, logger: Logger) async throws -> PostgresDatabase {
+    public static func open(_ location: PostgresLocation, poolSize: Int, waitLimit: Duration = .seconds(5),
+                            logger: Logger) async throws -> PostgresDatabase {
         let tls = try TLSSettings(location)
+        let connectFailure = NIOLockedValueBox<String?>(nil)
+        var poolLogger = logger
+        poolLogger.handler = PoolLogHandler(inner: logger.handler, connectFailure: connectFailure)
         let database = PostgresDatabase(client: PostgresClient(configuration: try poolConfiguration(location, tls: tls, poolSize: poolSize),
-                                                               backgroundLogger: logger),
-                                        logger: logger)
+                                                               backgroundLogger: poolLogger),
+                                        waitLimit: waitLimit, location: location.description, connectFailure: connectFailure, logger: logger)
         do {
             let connection = try await PostgresConnection.connect(configuration: connectionConfiguration(location, tls: tls),
                                                                   id: 0, logger: logger)
@@ -38,10 +57,17 @@ public final class PostgresDatabase: TransactionalDatabase {
         return database
     }
 
-    init(client: PostgresClient, logger: Logger) {
+    init(client: PostgresClient, waitLimit: Duration, location: String, connectFailure: NIOLockedValueBox<String?>, logger: Logger) {
         self.client = client
+        self.waitLimit = waitLimit
+        self.location = location
+        self.connectFailure = connectFailure
         self.logger = logger
-        running = Task { await client.run() }
+        // Detached: the pool is a service of ServiceLifecycle, and a task inherits the graceful
+        // shutdown of the service that made it (a node that waited for its database opens it
+        // from within its service): the pool would close at SIGTERM, under the requests still
+        // being answered. It closes when the node is done with it (``close()``).
+        running = Task.detached { await client.run() }
     }
 
     /// libpq's `sslmode` as NIOSSL's settings.
@@ -122,19 +148,64 @@ public final class PostgresDatabase: TransactionalDatabase {
 
     public func withDatabase<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         try await DatabaseSignals.measure(DatabaseSignals.reads) {
-            try await client.withConnection { connection in
-                try await body(connection.sql(queryLogLevel: nil, logger: logger))
-            }
+            try await leased { sql in try await body(sql) }
         }
     }
 
     public func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        try await DatabaseSignals.measure(DatabaseSignals.transactions) { try await pooledTransaction(body) }
+        try await DatabaseSignals.measure(DatabaseSignals.transactions) {
+            try await leased { sql in try await runTransaction(on: sql, begin: "BEGIN", body) }
+        }
     }
 
-    private func pooledTransaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        try await client.withConnection { connection in
-            try await runTransaction(on: connection.sql(queryLogLevel: nil, logger: logger), begin: "BEGIN", body)
+    /// Runs `body` on a connection of the pool leased within ``waitLimit``. A lease not granted
+    /// by then is withdrawn and the body never runs (nor later); an outage met under the body
+    /// becomes ``DatabaseUnavailable``, logged once here with its SQLSTATE; another PostgreSQL
+    /// error becomes ``PostgresFailure``, which says what PostgreSQL said.
+    private func leased<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        do {
+            return try await withinWaitLimit(body)
+        } catch let error as DatabaseUnavailable {
+            DatabaseSignals.unavailable.increment()
+            logger.warning("database unavailable", metadata: ["reason": .string(error.reason)])
+            throw error
+        } catch let error as PSQLError {
+            let failure = PostgresFailure(error)
+            guard failure.isOutage else { throw failure }
+            DatabaseSignals.unavailable.increment()
+            logger.warning("database unavailable", metadata: failure.metadata)
+            throw DatabaseUnavailable(location: location, reason: failure.description)
+        }
+    }
+
+    private func withinWaitLimit<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        let lease = LeaseRace()
+        let (client, logger, waitLimit, location, connectFailure) = (client, logger, waitLimit, location, connectFailure)
+        return try await withoutActuallyEscaping(body) { body in
+            try await withThrowingTaskGroup(of: T?.self) { group in
+                group.addTask {
+                    try await client.withConnection { connection in
+                        // The deadline passed while the pool was handing this connection over.
+                        guard lease.start() else { throw CancellationError() }
+                        connectFailure.withLockedValue { $0 = nil }
+                        return try await body(WatchedConnection(connection, location: location, logger: logger))
+                    }
+                }
+                group.addTask {
+                    try await Task.sleep(for: waitLimit)
+                    guard lease.giveUp() else { return nil }
+                    let why = connectFailure.withLockedValue { $0 }.map { "the last attempt to connect failed: \($0)" } ?? "every one busy"
+                    throw DatabaseUnavailable(location: location,
+                                              reason: "no connection within \(waitLimit.components.seconds) s (database-timeout): \(why)")
+                }
+                while let next = try await group.next() {
+                    if let result = next {
+                        group.cancelAll()
+                        return result
+                    }
+                }
+                preconditionFailure("the lease's task ended without a result or an error")
+            }
         }
     }
 
@@ -145,11 +216,16 @@ public final class PostgresDatabase: TransactionalDatabase {
 
     /// What the server said, without the details postgres-nio keeps out of descriptions by design.
     static func reason(_ error: any Error) -> String {
+        if let failure = error as? PostgresFailure { return failure.description }
         if let error = error as? PSQLError {
-            if let message = error.serverInfo?[.message] { return message }
+            if let message = error.serverInfo?[.message] {
+                return error.serverInfo?[.sqlState].map { "\(message) (SQLSTATE \($0))" } ?? message
+            }
             switch error.code {
-            case .connectionError, .serverClosedConnection, .clientClosedConnection:
-                return "can't connect (\(error.underlying.map { "\($0)" } ?? "connection refused or closed"))"
+            case .connectionError:
+                return "can't connect: " + (error.underlying.map(connectionFailure) ?? "the connection was refused")
+            case .serverClosedConnection, .clientClosedConnection, .uncleanShutdown:
+                return "the connection closed" + (error.underlying.map { ": " + connectionFailure($0) } ?? "")
             case .sslUnsupported:
                 return "the server does not offer TLS, and sslmode asks for it"
             default:
@@ -160,6 +236,19 @@ public final class PostgresDatabase: TransactionalDatabase {
     }
 }
 
+/// Why a connection could not be made, in a line: the address and the system's reason
+/// (`127.0.0.1:5432: Connection refused`), not NIO's nested descriptions.
+func connectionFailure(_ error: any Error) -> String {
+    if let error = error as? NIOConnectionError {
+        var reasons = error.connectionErrors.map { "\($0.target.ipAddress ?? error.host):\($0.target.port ?? error.port): \(connectionFailure($0.error))" }
+        if let lookup = error.dnsAError ?? error.dnsAAAAError { reasons.append("\(error.host) can't be resolved: \(lookup)") }
+        return reasons.isEmpty ? "\(error.host):\(error.port): \(error)" : reasons.joined(separator: "; ")
+    }
+    if let error = error as? IOError { return String(cString: strerror(error.errnoCode)) }
+    if error is PSQLError { return PostgresDatabase.reason(error) }
+    return "\(error)"
+}
+
 /// What a database error says, for an operator: PostgreSQL's own message where there is one
 /// (postgres-nio keeps it out of the error's description, lest a query's values leak).
 public func databaseErrorReason(_ error: any Error) -> String {
@@ -168,5 +257,144 @@ public func databaseErrorReason(_ error: any Error) -> String {
 
 /// Whether `error` is PostgreSQL's uniqueness violation (SQLSTATE 23505).
 func isPostgresUniqueViolation(_ error: any Error) -> Bool {
-    (error as? PSQLError)?.serverInfo?[.sqlState] == "23505"
+    ((error as? PostgresFailure)?.error ?? error as? PSQLError)?.serverInfo?[.sqlState] == "23505"
+}
+
+/// A PostgreSQL error as an operator reads it: PostgreSQL's SQLSTATE and message (postgres-nio's
+/// own description is a placeholder, lest a statement's values leak; the message names none).
+public struct PostgresFailure: Error, CustomStringConvertible {
+    let error: PSQLError
+
+    init(_ error: PSQLError) {
+        self.error = error
+    }
+
+    /// SQLSTATE, when the server answered one.
+    public var sqlState: String? { error.serverInfo?[.sqlState] }
+
+    public var description: String { PostgresDatabase.reason(error) }
+
+    /// The database is away or refusing work, rather than the statement being wrong: the
+    /// connection failed or closed, or SQLSTATE class 08 (connection exception), 57P01–57P03
+    /// (shut down, crashed, starting), 53 (out of connections, memory or disk) or 25006 (a
+    /// read-only server: a standby after a failover).
+    var isOutage: Bool {
+        switch error.code {
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed: return true
+        default: break
+        }
+        guard let state = sqlState else { return false }
+        return state.hasPrefix("08") || state.hasPrefix("53") || ["57P01", "57P02", "57P03", "25006"].contains(state)
+    }
+
+    var metadata: Logger.Metadata {
+        var metadata: Logger.Metadata = ["reason": .string(description)]
+        if let sqlState { metadata["sqlstate"] = .string(sqlState) }
+        return metadata
+    }
+}
+
+/// The statements of one leased connection, none of which can wait forever for an answer.
+///
+/// postgres-nio (1.33) hands a statement to its channel without a promise for the write: one
+/// sent in the instant the server closes the connection (a restart, a failover) is dropped with
+/// the closed channel, and its answer never comes — the request would hang, holding its
+/// connection, and the node could never stop. Here a statement on a connection already closed
+/// fails at once, and one still unanswered when its connection is found closed (checked every
+/// ``watchInterval``) fails then, as an outage. Slow statements on a live connection are left
+/// alone.
+struct WatchedConnection: SQLDatabase {
+    static let watchInterval: TimeAmount = .milliseconds(500)
+
+    let connection: PostgresConnection
+    let statements: any SQLDatabase
+    let location: String
+
+    init(_ connection: PostgresConnection, location: String, logger: Logger) {
+        self.connection = connection
+        self.statements = connection.sql(queryLogLevel: nil, logger: logger)
+        self.location = location
+    }
+
+    var logger: Logger { statements.logger }
+    var eventLoop: any EventLoop { statements.eventLoop }
+    var version: (any SQLDatabaseReportedVersion)? { statements.version }
+    var dialect: any SQLDialect { statements.dialect }
+    var queryLogLevel: Logger.Level? { statements.queryLogLevel }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> ()) -> EventLoopFuture<Void> {
+        let lost = DatabaseUnavailable(location: location, reason: "the connection closed under a statement, which got no answer")
+        guard !connection.isClosed else { return eventLoop.makeFailedFuture(lost) }
+        let answer = eventLoop.makePromise(of: Void.self)
+        statements.execute(sql: query, onRow).cascade(to: answer)
+        let connection = connection
+        let watch = eventLoop.scheduleRepeatedTask(initialDelay: Self.watchInterval, delay: Self.watchInterval) { watch in
+            // An answer that came meanwhile wins: a promise is completed once.
+            if connection.isClosed {
+                answer.fail(lost)
+                watch.cancel()
+            }
+        }
+        answer.futureResult.whenComplete { _ in watch.cancel() }
+        return answer.futureResult
+    }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> ()) async throws {
+        try await execute(sql: query, onRow).get()
+    }
+}
+
+/// The pool's log lines as postgres-nio writes them, but for a failed attempt to connect: that
+/// is a warning (postgres-nio says it at info), and its reason is kept (``PostgresDatabase/connectFailure``,
+/// cleared when a connection is next handed over) for the requests that then wait in vain.
+struct PoolLogHandler: LogHandler {
+    var inner: any LogHandler
+    let connectFailure: NIOLockedValueBox<String?>
+
+    var logLevel: Logger.Level {
+        get { inner.logLevel }
+        set { inner.logLevel = newValue }
+    }
+
+    var metadata: Logger.Metadata {
+        get { inner.metadata }
+        set { inner.metadata = newValue }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { inner[metadataKey: key] }
+        set { inner[metadataKey: key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var event = event
+        switch event.message.description {
+        case "Connection creation failed":
+            event.level = max(event.level, .warning)
+            let error = event.metadata?["psql_error"].map { "\($0)" } ?? "unknown"
+            connectFailure.withLockedValue { $0 = error }
+        default:
+            break
+        }
+        inner.log(event: event)
+    }
+}
+
+/// Who wins between a connection handed over and the wait's deadline: exactly one.
+private final class LeaseRace: Sendable {
+    private enum State { case waiting, started, gaveUp }
+    private let state = NIOLockedValueBox(State.waiting)
+
+    /// The connection came first: the body may run.
+    func start() -> Bool { settle(.started) }
+    /// The deadline came first: the body will not run.
+    func giveUp() -> Bool { settle(.gaveUp) }
+
+    private func settle(_ outcome: State) -> Bool {
+        state.withLockedValue { state in
+            guard state == .waiting else { return false }
+            state = outcome
+            return true
+        }
+    }
 }

@@ -76,9 +76,13 @@ extension SQLStore: GrantStore {
             """).run()
     }
 
-    public func rotateRefreshToken(tokenHash: String, clientID: String, now: Int64, reuseInterval: Int64,
+    public func rotateRefreshToken(tokenHash: String, clientID: String, clock: WallClock, reuseInterval: Int64,
                                    makeSuccessor: @escaping @Sendable (Grant) throws -> RefreshTokenRecord) async throws -> RefreshRotation {
         try await database.transaction { db in
+            // The time of the write, read once the transaction has its connection: a refresh that
+            // waited for the database is dated when it rotates, not when it arrived, so the client's
+            // retry that follows is within the reuse interval of the rotation it is retrying.
+            let now = clock.now()
             // The token is taken by one conditional write: of two refreshes racing with it, on one
             // node or two, exactly one finds it unused; the other waits for that one to commit,
             // then finds nothing to take and is told it presented a used token.

@@ -9,18 +9,9 @@ import TesseraDomain
 /// and by the tests alike.
 public func buildApplication(provider: Provider, onRunning: @escaping @Sendable (Int) async -> Void = { _ in })
     throws -> some ApplicationProtocol {
-    let configuration = provider.configuration
-    // Shut down in reverse order: the management listener and mail delivery stop before
-    // maintenance closes the database.
-    var services: [any Service] = [MaintenanceService(provider: provider), MailDeliveryService(delivery: provider.mailDelivery)]
-    if let port = configuration.metricsPort { services.append(managementApplication(provider: provider, port: port)) }
-    return Application(
-        router: try buildRouter(provider: provider),
-        server: configuration.connectionLimits.server,
-        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-        services: services,
-        onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? configuration.port) },
-        logger: provider.logger)
+    try Node.application(provider.configuration, provider: provider, waitingFor: nil, logger: provider.logger) { _, port in
+        await onRunning(port)
+    }
 }
 
 /// Every route of the provider.
@@ -33,6 +24,7 @@ public func buildRouter(provider: Provider) throws -> Router<TesseraRequestConte
     }
     router.add(middleware: SecurityHeadersMiddleware(strictTransportSecurity: provider.configuration.secureCookies))
     router.add(middleware: ClientAddressMiddleware(trustedProxies: provider.configuration.trustedProxies))
+    router.add(middleware: OutageMiddleware(pages: provider.pages))
     try DiscoveryEndpoint(provider: provider).register(on: router, provider: provider)
     AuthorizationEndpoint(provider: provider).register(on: router)
     CrossAppEndpoints(provider: provider).register(on: router)
@@ -48,11 +40,8 @@ public func buildRouter(provider: Provider) throws -> Router<TesseraRequestConte
     AdminAPI(provider: provider).register(on: router)
     AdminConsole(provider: provider).register(on: router)
     if provider.configuration.dev { DevEndpoints(provider: provider).register(on: router) }
-    router.get("/assets/tessera.css") { _, _ in
-        Response(status: .ok, headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "public, max-age=3600"],
-                 body: .init(byteBuffer: ByteBuffer(string: Templates.stylesheet)))
-    }
-    HealthEndpoints(provider: provider).register(on: router)
+    router.get(RouterPath(Templates.stylesheetPath)) { _, _ in Templates.stylesheetResponse() }
+    HealthEndpoints(readiness: { await provider.unreadiness() }).register(on: router)
     return router
 }
 
@@ -80,8 +69,8 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
 }
 
 /// Background work of a running provider: re-reads signing keys every few seconds (to pick
-/// up a rotation made by another node or the CLI), purges expired rows when it is this
-/// node's turn, and closes the database last on shutdown.
+/// up a rotation made by another node or the CLI) and purges expired rows when it is this
+/// node's turn.
 struct MaintenanceService: Service {
     let provider: Provider
 
@@ -97,10 +86,11 @@ struct MaintenanceService: Service {
                 if provider.configuration.metricsPort != nil {
                     Signals.outboxDepth(try await provider.store.outboxDepth())
                 }
+            } catch is DatabaseUnavailable {
+                // Logged by the database; the next round tries again.
             } catch {
                 provider.logger.error("maintenance failed", metadata: ["error": "\(error)"])
             }
         }
-        await provider.shutdown()
     }
 }

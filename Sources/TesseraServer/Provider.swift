@@ -66,7 +66,8 @@ public final class Provider: Sendable {
     /// Opens the database, applies migrations and loads (or creates) the signing keys.
     public static func start(_ configuration: ServerConfiguration, clock: WallClock = .system, logger: Logger) async throws -> Provider {
         try configuration.validate()
-        let database = try await openDatabase(configuration.database, poolSize: configuration.databasePoolSize, logger: logger)
+        let database = try await openDatabase(configuration.database, poolSize: configuration.databasePoolSize,
+                                              waitLimit: .seconds(configuration.databaseTimeout), logger: logger)
         do {
             let store = SQLStore(database: database)
             try await store.migrate()

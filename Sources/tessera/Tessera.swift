@@ -58,26 +58,34 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let flags = try SettingFlags.parse(settings)
         let configuration: ServerConfiguration
-        let provider: Provider
+        var logger: Logger
+        var provider: Provider?
+        var waitingFor: DatabaseUnavailable?
         do {
             configuration = try ConfigurationLoader(flags: flags).configuration()
             bootstrapLogging(format: configuration.logFormat)
             if configuration.metricsPort != nil { bootstrapMetrics() }
-            var logger = Logger(label: "tessera")
+            logger = Logger(label: "tessera")  // after the bootstrap: a logger keeps the handler it was made with
             logger.logLevel = Logger.Level(rawValue: configuration.logLevel) ?? .info
-            provider = try await Provider.start(configuration, logger: logger)
+            do {
+                provider = try await Provider.start(configuration, logger: logger)
+            } catch let error as DatabaseUnavailable {
+                // PostgreSQL may come after the node (a host's boot, a failover): the node waits for it.
+                guard case .postgres = configuration.database else { throw error }
+                waitingFor = error
+            }
         } catch let error as ConfigurationError {
             fail(error)
         } catch let error as DatabaseUnavailable {
             fail(error)
         }
-        let demoText = configuration.demo ? try await Demo.prepare(provider) : nil
-        let app = try buildApplication(provider: provider) { port in
+        let app = try Node.application(configuration, provider: provider, waitingFor: waitingFor, logger: logger) { provider, port in
+            let demoText = configuration.demo ? try await Demo.prepare(provider) : nil
             // Written unbuffered: scripts wait for this line.
             FileHandle.standardOutput.write(Data("Tessera is ready: issuer \(provider.issuer), listening on \(configuration.host):\(port), database \(configuration.database), signing \((try? provider.keys.signingDescription) ?? "?")\n".utf8))
             if let demoText { FileHandle.standardOutput.write(Data((demoText + "\n").utf8)) }
         }
-        try await app.runService()
+        try await Node.run(app, configuration: configuration, logger: logger)
     }
 }
 

@@ -561,6 +561,55 @@ struct SQLiteFileTests {
         }
     }
 
+    @Test("PostgreSQL: no connection within the wait limit fails at once, and the work is never done later",
+          .enabled(if: TestBackend.available.contains(.postgres), "needs TESSERA_TEST_POSTGRES"))
+    func postgresWaitLimit() async throws {
+        let location = try PostgresLocation(parsing: try #require(ProcessInfo.processInfo.environment["TESSERA_TEST_POSTGRES"]))
+        let database = try await PostgresDatabase.open(location, poolSize: 1, waitLimit: .seconds(2), logger: Logger(label: "test"))
+        try await database.withDatabase { db in try await db.raw("SELECT 1").run() }  // the pool has its connection
+        // Which is then busy for 6 s.
+        let holder = Task { try await database.withDatabase { db in try await db.raw("SELECT pg_sleep(6)").run() } }
+        try await Task.sleep(for: .milliseconds(500))
+        let ran = SetOnce()
+        let started = ContinuousClock.now
+        await #expect(throws: DatabaseUnavailable.self) {
+            try await database.transaction { _ in await ran.set() }
+        }
+        let waited = ContinuousClock.now - started
+        #expect(waited >= .milliseconds(1900) && waited < .seconds(5), "answered at the limit, not when the connection came")
+        try await holder.value
+        // The connection is free again: the abandoned transaction did not run on it afterwards.
+        try await database.withDatabase { db in try await db.raw("SELECT 1").run() }
+        #expect(await !ran.isSet)
+        try await database.close()
+    }
+
+    @Test("PostgreSQL: a connection cut under a statement is DatabaseUnavailable, with the SQLSTATE and PostgreSQL's message",
+          .enabled(if: TestBackend.available.contains(.postgres), "needs TESSERA_TEST_POSTGRES"))
+    func postgresConnectionCut() async throws {
+        let location = try PostgresLocation(parsing: try #require(ProcessInfo.processInfo.environment["TESSERA_TEST_POSTGRES"]))
+        let database = try await PostgresDatabase.open(location, poolSize: 2, logger: Logger(label: "test"))
+        do {
+            // What every connection gets from `pg_ctl restart -m fast`.
+            try await database.transaction { db in try await db.raw("SELECT pg_terminate_backend(pg_backend_pid())").run() }
+            Issue.record("the terminated connection's transaction succeeded")
+        } catch let error as DatabaseUnavailable {
+            #expect(error.reason.contains("57P01") && error.reason.contains("terminating connection due to administrator command"),
+                    "\(error.reason)")
+            #expect(!error.description.contains(location.password ?? "-"))
+        }
+        // Another statement error stays what it is, and says PostgreSQL's words.
+        do {
+            try await database.withDatabase { db in try await db.raw("SELECT * FROM no_such_table").run() }
+            Issue.record("a query of a missing table succeeded")
+        } catch let error as PostgresFailure {
+            #expect(error.sqlState == "42P01" && error.description.contains("no_such_table"), "\(error)")
+        }
+        // The pool goes on with a new connection.
+        try await database.withDatabase { db in try await db.raw("SELECT 1").run() }
+        try await database.close()
+    }
+
     @Test("a write waits for another process's transaction (the admin CLI) instead of failing")
     func busyTimeout() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-\(UUID().uuidString)")
@@ -588,4 +637,10 @@ struct SQLiteFileTests {
         try await cli.close()
         try await server.close()
     }
+}
+
+/// Set once, read from any task.
+actor SetOnce {
+    private(set) var isSet = false
+    func set() { isSet = true }
 }

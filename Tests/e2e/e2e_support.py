@@ -157,7 +157,8 @@ class TesseraServer:
         self.process: subprocess.Popen | None = None
         self._ready = threading.Event()
 
-    def start(self, timeout: float = 90) -> "TesseraServer":
+    def start(self, timeout: float = 90, wait: bool = True) -> "TesseraServer":
+        """Starts the process and waits until it says it is ready (wait=False: returns at once)."""
         env = dict(os.environ)
         env.update(self.env)
         self._stderr = open(self.stderr_path, "wb")
@@ -166,6 +167,8 @@ class TesseraServer:
             cwd=self.workdir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._stderr,
             text=True, bufsize=1)
         threading.Thread(target=self._read_stdout, daemon=True).start()
+        if not wait:
+            return self
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._ready.wait(0.2):

@@ -53,7 +53,7 @@ mkdir -p e2e-artifacts
 
 # shellcheck disable=SC2086
 set +e
-"$VENV/bin/python" -m pytest Tests/e2e -q -p no:cacheprovider ${E2E_PYTEST_ARGS:-}
+"$VENV/bin/python" -m pytest Tests/e2e -q -p no:cacheprovider --durations=12 ${E2E_PYTEST_ARGS:-}
 status=$?
 set -e
 exit $status

@@ -21,6 +21,10 @@ public struct ServerConfiguration: Sendable {
     public var database = DatabaseLocation.sqliteFile("tessera-data/tessera.sqlite")
     /// The most PostgreSQL connections this node opens.
     public var databasePoolSize = 10
+    /// How long a request waits for a PostgreSQL connection before it is answered 503 (seconds).
+    public var databaseTimeout: Int64 = 5
+    /// How long a stopping node lets the requests under way finish (seconds).
+    public var shutdownTimeout: Int64 = 25
     public var signingAlgorithm = JWSAlgorithm.rs256
     /// How long a retired signing key stays published (seconds).
     public var keyGracePeriod: Int64 = 7 * 86_400

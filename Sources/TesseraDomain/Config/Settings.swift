@@ -23,6 +23,15 @@ extension Setting {
         .integer("database-pool-size", \.databasePoolSize, minimum: 1, "PostgreSQL connections this node may open.",
                  details: "the most connections to PostgreSQL this node opens (its pool); the server's `max_connections` must "
                      + "cover every node's pool plus the CLI's. SQLite uses one connection"),
+        .duration("database-timeout", \.databaseTimeout, "How long a request waits for a database connection.",
+                  details: "how long a request waits for a PostgreSQL connection (every one busy, or the database away) before "
+                      + "it is answered `503` with `Retry-After` (`temporarily_unavailable` at `/token`); the work it came for "
+                      + "is then never done. A request whose connection breaks under it is answered the same. See "
+                      + "[deployment.md](deployment.md#database-outages)"),
+        .duration("shutdown-timeout", \.shutdownTimeout, "How long a stopping node lets requests finish.",
+                  details: "after SIGTERM or SIGINT, how long the node lets the requests under way finish before it cancels "
+                      + "them and exits (keep it below the supervisor's own limit: systemd's `TimeoutStopSec`, Kubernetes' "
+                      + "`terminationGracePeriodSeconds`)"),
         // Read by the loader itself, before everything else.
         Setting(name: "config", kind: .text, hasFlag: true, summary: "A JSON config file.", details: "the JSON config file",
                 defaultText: "—") { _, _ in },

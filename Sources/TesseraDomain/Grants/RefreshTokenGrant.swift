@@ -30,7 +30,7 @@ public struct RefreshTokenGrant: TokenGrant {
         let requested = parameters["scope"].map { ScopeSet(parsing: $0) }
         let issuer = tokens.issuer
         let minted = NIOLockedValueBox<(token: String, scope: ScopeSet)?>(nil)
-        let outcome = try await grants.rotateRefreshToken(tokenHash: tokenHash(token), clientID: client.id, now: clock.now(),
+        let outcome = try await grants.rotateRefreshToken(tokenHash: tokenHash(token), clientID: client.id, clock: clock,
                                                           reuseInterval: reuseInterval) { grant in
             let scope: ScopeSet
             do { scope = try ScopePolicy.refresh(requested, granted: grant.scope) } catch let refusal as ScopeRefusal { throw refusal.oauthError }

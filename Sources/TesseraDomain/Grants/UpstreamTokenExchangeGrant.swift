@@ -59,6 +59,8 @@ package struct UpstreamTokenExchangeGrant: TokenGrant {
             throw OAuthError.invalidGrant("This Apple ID is already connected to another account.")
         } catch .invalidResponse(let why) {
             throw OAuthError.invalidGrant("The Sign in with Apple result is not valid: \(why)")
+        } catch .unavailable(let outage) {
+            throw outage
         } catch {
             throw OAuthError.invalidGrant("The Sign in with Apple result is not valid.")
         }

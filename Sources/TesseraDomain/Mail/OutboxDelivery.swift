@@ -156,6 +156,8 @@ package struct MailDeliveryService: Service {
                 }
             } catch is CancellationError {
                 break
+            } catch is DatabaseUnavailable {
+                // Logged by the database; the next round tries again.
             } catch {
                 delivery.logger.error("mail delivery round failed", metadata: ["error": "\(error)"])
             }

@@ -36,7 +36,8 @@ public protocol GrantStore: Sendable {
     /// Within `reuseInterval` seconds of its rotation, a token whose successor nobody has used yet
     /// may be presented again (a retry after a lost answer): that successor is retired and another
     /// issued. 0 allows no retry.
-    func rotateRefreshToken(tokenHash: String, clientID: String, now: Int64, reuseInterval: Int64,
+    /// The rotation is dated by `clock` when its write happens, not when the request arrived.
+    func rotateRefreshToken(tokenHash: String, clientID: String, clock: WallClock, reuseInterval: Int64,
                             makeSuccessor: @escaping @Sendable (Grant) throws -> RefreshTokenRecord) async throws -> RefreshRotation
     func grant(id: String) async throws -> Grant?
     func refreshTokenGrant(tokenHash: String, now: Int64) async throws -> (grant: Grant, expiresAt: Int64)?
@@ -50,6 +51,13 @@ public protocol GrantStore: Sendable {
 }
 
 extension GrantStore {
+    /// Rotation at a fixed time `now`.
+    public func rotateRefreshToken(tokenHash: String, clientID: String, now: Int64, reuseInterval: Int64,
+                                   makeSuccessor: @escaping @Sendable (Grant) throws -> RefreshTokenRecord) async throws -> RefreshRotation {
+        try await rotateRefreshToken(tokenHash: tokenHash, clientID: clientID, clock: WallClock { now }, reuseInterval: reuseInterval,
+                                     makeSuccessor: makeSuccessor)
+    }
+
     /// Rotation without a reuse interval: any second presentation is reuse.
     public func rotateRefreshToken(tokenHash: String, clientID: String, now: Int64,
                                    makeSuccessor: @escaping @Sendable (Grant) throws -> RefreshTokenRecord) async throws -> RefreshRotation {

@@ -18,8 +18,10 @@ package func jsonText<T: Encodable>(_ value: T) throws -> String {
     String(decoding: try CanonicalJSON.encode(value), as: UTF8.self)
 }
 
-/// The database can't be reached or refused the connection; says where and why, never the password.
-public struct DatabaseUnavailable: Error, CustomStringConvertible {
+/// The database can't be reached or refused the connection, or no connection came within the
+/// node's `database-timeout`; says where and why, never the password. Nothing was done: a
+/// request that meets it is answered `503` with `Retry-After` (docs/deployment.md, "Database outages").
+public struct DatabaseUnavailable: Error, CustomStringConvertible, Equatable, Sendable {
     public let location: String
     public let reason: String
 

@@ -191,6 +191,7 @@ public struct AdminAPI: Sendable {
         switch answer.status {
         case .unauthorized: headers[.wwwAuthenticate] = "Bearer realm=\"tessera\", error=\"invalid_token\""
         case .forbidden: headers[.wwwAuthenticate] = "Bearer realm=\"tessera\", error=\"insufficient_scope\", scope=\"\(Administrator.scope)\""
+        case .serviceUnavailable: headers[.retryAfter] = String(Outage.retryAfter)
         default: break
         }
         guard let body = answer.body, let data = try? CanonicalJSON.encode(body) else { return Response(status: answer.status, headers: headers) }
@@ -204,7 +205,9 @@ public struct AdminAPI: Sendable {
             throw AdminProblem.unauthorized("Send an access token with the \(Administrator.scope) scope as Authorization: Bearer.")
         }
         let validated: AccessTokenValidator.Validated
-        do { validated = try await provider.accessTokens.validate(token) } catch {
+        do { validated = try await provider.accessTokens.validate(token) } catch let outage as DatabaseUnavailable {
+            throw outage
+        } catch {
             throw AdminProblem.unauthorized("The access token is invalid, expired or revoked.")
         }
         return try await users.administrator(for: validated)

@@ -65,6 +65,9 @@ extension AdminProblem {
             self.init(status: .notFound, slug: "not-found", title: "Not found", detail: "\(what) was not found.")
         case let error as JOSEError:
             self = .badRequest("the keys are not valid: \(error)")
+        case is DatabaseUnavailable:
+            self.init(status: .serviceUnavailable, slug: "unavailable", title: "Temporarily unavailable",
+                      detail: "The server can't reach its database right now; try again in a few seconds.")
         case is PasswordHasher.Busy:
             self.init(status: .serviceUnavailable, slug: "busy", title: "Busy",
                       detail: "The server is busy hashing passwords; try again in a few seconds.")

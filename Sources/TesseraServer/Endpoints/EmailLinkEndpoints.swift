@@ -88,7 +88,9 @@ struct EmailLinkEndpoints {
         case let other: throw NativeAuthError.invalidRequest("operation must be signIn, link or reauthenticate, not '\(other)'.")
         }
         let outcome: EmailLinkRedemption
-        do { outcome = try await links.redeem(code: code, email: email, operation: operation) } catch {
+        do { outcome = try await links.redeem(code: code, email: email, operation: operation) } catch .unavailable(let outage) {
+            throw outage
+        } catch {
             throw Self.error(for: error)
         }
         let user: User, isNew: Bool
@@ -119,6 +121,8 @@ struct EmailLinkEndpoints {
             NativeAuthError("credential_already_in_use", "This email address belongs to another account; nothing was changed.")
         case .userMismatch:
             NativeAuthError("user_mismatch", "The link was sent to another address than the signed-in user's.")
+        case .unavailable:
+            NativeAuthWire.unavailable
         }
     }
 
@@ -204,6 +208,8 @@ struct EmailLinkEndpoints {
             guard left > 0 else { return invalidLinkPage(language) }
             return try await confirmPage(request, code: code, record: record, language: language, message: language.text(.linkEmailMismatch),
                                status: .badRequest)
+        } catch .unavailable(let outage) {
+            throw outage
         } catch {
             return invalidLinkPage(language)
         }

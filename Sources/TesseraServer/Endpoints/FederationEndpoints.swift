@@ -51,6 +51,8 @@ struct FederationEndpoints {
                   origin: (address: String, client: String)) async throws -> Response {
         do {
             try await provider.workLimits.admit(.flow, address: origin.address, client: origin.client, now: provider.clock.now())
+        } catch let outage as DatabaseUnavailable {
+            throw outage
         } catch {
             return Responses.html(pages.message(language: language, title: .errorTitle, message: .tooManyStarted), status: .tooManyRequests)
         }
@@ -61,6 +63,8 @@ struct FederationEndpoints {
             response.setCookie(Cookie(name: Self.browserCookie, value: browser, maxAge: Int(federation.requestLifetime), path: "/federation",
                                       secure: provider.configuration.secureCookies, httpOnly: true, sameSite: .lax))
             return response
+        } catch let outage as DatabaseUnavailable {
+            throw outage
         } catch {
             provider.logger.error("could not start a federated sign-in", metadata: ["provider": "\(upstream.id)", "error": "\(error)"])
             return failurePage(language, cancelled: false, status: .badGateway)
@@ -90,6 +94,8 @@ struct FederationEndpoints {
             return failurePage(language, cancelled: error == "access_denied" || error == "user_cancelled_authorize", status: .badRequest)
         } catch .identityInUse {
             return Responses.html(pages.message(language: language, title: .errorTitle, message: .identityInUse), status: .conflict)
+        } catch .unavailable(let outage) {
+            throw outage
         } catch {
             provider.logger.info("federated sign-in refused", metadata: ["provider": "\(upstream.id)", "error": "\(error)"])
             return failurePage(language, cancelled: false, status: .badRequest)
@@ -250,6 +256,9 @@ struct FederationEndpoints {
             return refuse("the notification is too old (iat more than \(Federation.notificationMaxAge) s ago) or has expired")
         } catch .replayed {
             return refuse("the notification was already applied")
+        } catch .unavailable {
+            // Apple sends a notification again when it is not acknowledged.
+            return Outage.oauth()
         }
     }
 }

@@ -8,7 +8,8 @@ import TesseraDomain
 /// error, its host) is told on the management listener only: on the public one anybody could
 /// read it.
 struct HealthEndpoints {
-    let provider: Provider
+    /// Why the node should not be sent requests; nil when it should.
+    let readiness: @Sendable () async -> String?
     /// Whether `/health/ready` says why the node is not ready (the management listener).
     var tellsReason = false
 
@@ -16,7 +17,7 @@ struct HealthEndpoints {
         router.get("/health") { _, _ in Self.answer(.ok, "ok") }
         router.get("/health/live") { _, _ in Self.answer(.ok, "ok") }
         router.get("/health/ready") { _, _ in
-            if let reason = await provider.unreadiness() {
+            if let reason = await readiness() {
                 return Self.answer(.serviceUnavailable, tellsReason ? "unavailable: \(reason)" : "unavailable")
             }
             return Self.answer(.ok, "ready")

@@ -143,6 +143,8 @@ struct NativeAuthEndpoints {
             response = Self.errorResponse(error, correlationID: correlationID)
         } catch let failure as FlowFailure {
             response = Self.errorResponse(NativeAuthWire.error(failure, at: endpoint), correlationID: correlationID)
+        } catch is DatabaseUnavailable {
+            response = Self.errorResponse(NativeAuthWire.unavailable, correlationID: correlationID)
         } catch {
             provider.logger.error("native sign-in request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
             response = Self.errorResponse(NativeAuthError("server_error", "The server could not complete the request.", status: 500),

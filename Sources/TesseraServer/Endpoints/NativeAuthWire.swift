@@ -205,6 +205,10 @@ enum NativeAuthWire {
         NativeAuthError("invalid_grant", description, suberror: "invalid_oob_value", errorCodes: [50181])
     }
 
+    /// The database can't be reached (``Outage``): `temporarily_unavailable`, 503, `Retry-After`.
+    static let unavailable = slowDown("temporarily_unavailable", "The server can't reach its database right now. Try again in a few seconds.",
+                                      status: 503, retryAfter: Int64(Outage.retryAfter))
+
     static func slowDown(_ code: String, _ description: String, status: Int = 429, retryAfter: Int64) -> NativeAuthError {
         var error = NativeAuthError(code, description, status: status)
         error.retryAfter = retryAfter

@@ -39,6 +39,8 @@ struct TokenEndpoint {
         } catch let error as OAuthError {
             if error.code == .serverError { provider.logger.error("request failed", metadata: ["error": "\(error)"]) }
             return Responses.error(error)
+        } catch is DatabaseUnavailable {
+            return Outage.oauth()
         } catch {
             provider.logger.error("request failed", metadata: ["error": "\(error)"])
             return Responses.error(.serverError(detail: "\(error)"))
@@ -86,6 +88,8 @@ struct UserinfoEndpoint {
             return Responses.bearerError(error)
         } catch let error as OAuthError {
             return Responses.error(error)
+        } catch is DatabaseUnavailable {
+            return Outage.oauth()
         } catch {
             provider.logger.error("userinfo failed", metadata: ["error": "\(error)"])
             return Responses.error(.serverError(detail: "\(error)"))

@@ -1,4 +1,5 @@
 import Hummingbird
+import Logging
 import Metrics
 import NIOCore
 import Prometheus
@@ -27,7 +28,8 @@ public func bootstrapMetrics() {
 
 /// The management listener (`--metrics-port`): `GET /metrics` in Prometheus's text format,
 /// and the two health paths, on an address of its own (loopback unless `--metrics-host`).
-func managementApplication(provider: Provider, port: Int) -> some ApplicationProtocol {
+func managementApplication(configuration: ServerConfiguration, port: Int, logger: Logger,
+                           readiness: @escaping @Sendable () async -> String?) -> some ApplicationProtocol {
     let registry = MetricsExport.registry
     let router = Router()
     router.get("/metrics") { _, _ in
@@ -37,8 +39,7 @@ func managementApplication(provider: Provider, port: Int) -> some ApplicationPro
         return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
                         body: .init(byteBuffer: ByteBuffer(bytes: buffer)))
     }
-    HealthEndpoints(provider: provider, tellsReason: true).register(on: router)
-    return Application(router: router, configuration: .init(address: .hostname(provider.configuration.metricsHost, port: port),
-                                                            serverName: nil),
-                       logger: provider.logger)
+    HealthEndpoints(readiness: readiness, tellsReason: true).register(on: router)
+    return Application(router: router, configuration: .init(address: .hostname(configuration.metricsHost, port: port), serverName: nil),
+                       logger: logger)
 }

@@ -24,6 +24,7 @@ extension PageLanguage {
         case reauthTitle, reauthSubmit, reauthDelete, reauthConnect, wrongPassword
         case emailMeACode, codeTitle, codeSentTo, codeValidFor, codeLabel, codeResend, codeWrong, codeWrongLeft, codeUsedUp
         case codeExpired, codeStartOver, codeResendWait, codeThrottled, noAccount
+        case unavailableTitle, unavailable
     }
 
     static let english: [Key: String] = [
@@ -31,6 +32,8 @@ extension PageLanguage {
         .signIn: "Sign in", .badCredentials: "The email or password is incorrect.",
         .throttled: "Too many attempts. Wait a few minutes and try again.",
         .busy: "The server is busy. Try again in a few seconds.",
+        .unavailableTitle: "Temporarily unavailable",
+        .unavailable: "The sign-in service is unavailable for a moment. Try again in a few seconds.",
         .tooManyStarted: "Too many sign-ins were started from your network. Wait a minute and try again.",
         .accountDisabled: "This account is disabled. Contact the support of the app you are signing in to.",
         .consentTitle: "Allow access?", .consentIntro: "wants to access:", .consentSignedInAs: "Signed in as",
@@ -93,6 +96,8 @@ extension PageLanguage {
         .signIn: "Войти", .badCredentials: "Неверная электронная почта или пароль.",
         .throttled: "Слишком много попыток. Подождите несколько минут и попробуйте снова.",
         .busy: "Сервер занят. Попробуйте снова через несколько секунд.",
+        .unavailableTitle: "Временно недоступно",
+        .unavailable: "Сервис входа ненадолго недоступен. Попробуйте снова через несколько секунд.",
         .tooManyStarted: "Из вашей сети начато слишком много входов. Подождите минуту и попробуйте снова.",
         .accountDisabled: "Эта учётная запись отключена. Обратитесь в поддержку приложения, в которое вы входите.",
         .consentTitle: "Разрешить доступ?", .consentIntro: "запрашивает доступ к данным:", .consentSignedInAs: "Вы вошли как",

@@ -1,3 +1,6 @@
+import Hummingbird
+import NIOCore
+
 /// The hosted pages' Mustache templates (`Resources/pages/*.mustache`) and stylesheet,
 /// embedded in the binary by the build so that `tessera` runs from any directory. Every
 /// value is HTML-escaped by Mustache.
@@ -18,6 +21,13 @@ enum Templates {
     ]
 
     static let stylesheet = text(PackageResources.tessera_css)
+    static let stylesheetPath = "/assets/tessera.css"
+
+    /// The stylesheet, cacheable for an hour.
+    static func stylesheetResponse() -> Response {
+        Response(status: .ok, headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "public, max-age=3600"],
+                 body: .init(byteBuffer: ByteBuffer(string: stylesheet)))
+    }
 
     static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 }

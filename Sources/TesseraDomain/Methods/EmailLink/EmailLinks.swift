@@ -103,6 +103,8 @@ package struct EmailLinks: Sendable {
         case emailMismatch(attemptsLeft: Int)
         case credentialInUse
         case userMismatch
+        /// The database could not be reached: nothing was done, the link still works.
+        case unavailable(DatabaseUnavailable)
     }
 
     /// The link of `code`, if it can still be used.
@@ -152,6 +154,8 @@ package struct EmailLinks: Sendable {
             if case .unusable(expired: true) = problem { Signals.signIn("email_link", "expired") } else { Signals.signIn("email_link", "failure") }
             await audit.record(.signInFailed, email: email.map(MailAddress.normalise), detail: "email_link")
             throw problem
+        } catch let outage as DatabaseUnavailable {
+            throw Problem.unavailable(outage)
         } catch {
             logger.error("email link failed", metadata: ["error": "\(error)"])
             Signals.signIn("email_link", "failure")

@@ -52,6 +52,8 @@ package struct Federation: Sendable {
         case invalidResponse(String)
         /// The identity is another account's (connecting from the account page).
         case identityInUse
+        /// The database could not be reached: nothing was done.
+        case unavailable(DatabaseUnavailable)
     }
 
     /// Where a callback leads.
@@ -111,6 +113,8 @@ package struct Federation: Sendable {
             Signals.signIn("upstream", "failure")
             await audit.record(.signInFailed, detail: "upstream \(upstream.id): \(failure)")
             throw failure
+        } catch let outage as DatabaseUnavailable {
+            throw Failure.unavailable(outage)
         } catch {
             logger.error("federated sign-in failed", metadata: ["provider": "\(upstream.id)", "error": "\(error)"])
             Signals.signIn("upstream", "failure")
@@ -231,6 +235,8 @@ package struct Federation: Sendable {
                                      linkUserID: linkUserID)
         } catch let failure as Failure {
             throw failure
+        } catch let outage as DatabaseUnavailable {
+            throw Failure.unavailable(outage)
         } catch {
             logger.error("native Sign in with Apple failed", metadata: ["error": "\(error)"])
             throw Failure.invalidResponse("\(error)")
@@ -244,6 +250,8 @@ package struct Federation: Sendable {
         case notFromApple(String)
         case stale
         case replayed
+        /// The database could not be reached: Apple should send it again.
+        case unavailable(DatabaseUnavailable)
     }
 
     /// How old an Apple notification may be (its `iat`): older ones are refused, so a captured
@@ -281,6 +289,8 @@ package struct Federation: Sendable {
             throw NotificationFailure.notFromApple("the notification's signature does not verify with Apple's keys")
         } catch let failure as NotificationFailure {
             throw failure
+        } catch let outage as DatabaseUnavailable {
+            throw NotificationFailure.unavailable(outage)
         } catch {
             logger.error("Apple notification failed", metadata: ["error": "\(error)"])
             throw NotificationFailure.notFromApple("the notification could not be checked against Apple's keys")
