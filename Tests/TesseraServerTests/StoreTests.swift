@@ -566,10 +566,23 @@ struct SQLiteFileTests {
     func postgresWaitLimit() async throws {
         let location = try PostgresLocation(parsing: try #require(ProcessInfo.processInfo.environment["TESSERA_TEST_POSTGRES"]))
         let database = try await PostgresDatabase.open(location, poolSize: 1, waitLimit: .seconds(2), logger: Logger(label: "test"))
-        try await database.withDatabase { db in try await db.raw("SELECT 1").run() }  // the pool has its connection
+        // The pool makes its one connection (a debug build's SCRAM can take seconds on a loaded machine).
+        for attempt in 1... {
+            do {
+                try await database.withDatabase { db in try await db.raw("SELECT 1").run() }
+                break
+            } catch is DatabaseUnavailable where attempt < 10 {}
+        }
         // Which is then busy for 6 s.
-        let holder = Task { try await database.withDatabase { db in try await db.raw("SELECT pg_sleep(6)").run() } }
-        try await Task.sleep(for: .milliseconds(500))
+        let (held, holding) = AsyncStream<Void>.makeStream()
+        let holder = Task {
+            try await database.withDatabase { db in
+                holding.yield()
+                try await db.raw("SELECT pg_sleep(6)").run()
+            }
+        }
+        var leased = held.makeAsyncIterator()
+        _ = await leased.next()
         let ran = SetOnce()
         let started = ContinuousClock.now
         await #expect(throws: DatabaseUnavailable.self) {
