@@ -111,15 +111,16 @@ extension SQLStore: CrossAppStore {
 
     @discardableResult
     public func endDeviceSession(id: String, now: Int64) async throws -> Bool {
-        try await database.transaction { db in
-            let ended = try await db.raw("""
+        try await database.withDatabase { db in
+            try await db.raw("""
                 UPDATE device_sessions SET ended_at = \(bind: now) WHERE id = \(bind: id) AND ended_at IS NULL RETURNING id
                 """).first() != nil
-            let grants = try await db.raw("""
-                SELECT id FROM grants WHERE device_session_id = \(bind: id) AND revoked_at IS NULL
-                """).all()
-            for row in grants { try await Self.revokeGrant(id: try row.string("id"), now: now, on: db) }
-            return ended
+        }
+    }
+
+    public func endDeviceSessions(userID: String, now: Int64) async throws {
+        try await database.withDatabase { db in
+            try await db.raw("UPDATE device_sessions SET ended_at = \(bind: now) WHERE user_id = \(bind: userID) AND ended_at IS NULL").run()
         }
     }
 }

@@ -30,23 +30,12 @@ extension SQLStore: GrantStore {
         }
     }
 
-    public func redeemCode(codeHash: String, grant: Grant, refreshToken: RefreshTokenRecord?, now: Int64) async throws -> CodeRedemption {
-        try await database.transaction { db in
-            let claimed = try await db.raw("""
-                UPDATE authorization_codes SET redeemed_at = \(bind: now), grant_id = \(bind: grant.id)
+    public func takeCode(codeHash: String, grantID: String, now: Int64) async throws -> Bool {
+        try await database.withDatabase { db in
+            try await db.raw("""
+                UPDATE authorization_codes SET redeemed_at = \(bind: now), grant_id = \(bind: grantID)
                 WHERE code_hash = \(bind: codeHash) AND redeemed_at IS NULL RETURNING code_hash
-                """).first()
-            guard claimed != nil else {
-                guard let row = try await db.raw("SELECT grant_id FROM authorization_codes WHERE code_hash = \(bind: codeHash)").first() else {
-                    return .notFound
-                }
-                if let grantID = try row.optionalString("grant_id") {
-                    try await Self.revokeGrant(id: grantID, now: now, on: db)
-                }
-                return .replayed
-            }
-            try await Self.insertGrant(grant, refreshToken: refreshToken, on: db)
-            return .redeemed
+                """).first() != nil
         }
     }
 
@@ -76,57 +65,41 @@ extension SQLStore: GrantStore {
             """).run()
     }
 
-    public func rotateRefreshToken(tokenHash: String, clientID: String, clock: WallClock, reuseInterval: Int64,
-                                   makeSuccessor: @escaping @Sendable (Grant) throws -> RefreshTokenRecord) async throws -> RefreshRotation {
-        try await database.transaction { db in
-            // The time of the write, read once the transaction has its connection: a refresh that
-            // waited for the database is dated when it rotates, not when it arrived, so the client's
-            // retry that follows is within the reuse interval of the rotation it is retrying.
-            let now = clock.now()
-            // The token is taken by one conditional write: of two refreshes racing with it, on one
-            // node or two, exactly one finds it unused; the other waits for that one to commit,
-            // then finds nothing to take and is told it presented a used token.
-            if let taken = try await db.raw("""
+    public func insertRefreshToken(_ token: RefreshTokenRecord, replacing predecessor: String?, now: Int64) async throws {
+        try await database.withDatabase { db in try await Self.insertRefreshToken(token, now: now, replacing: predecessor, on: db) }
+    }
+
+    public func takeRefreshToken(tokenHash: String, clientID: String, now: Int64) async throws -> String? {
+        try await database.withDatabase { db in
+            try await db.raw("""
                 UPDATE refresh_tokens SET used_at = \(bind: now)
                 WHERE token_hash = \(bind: tokenHash) AND client_id = \(bind: clientID) AND used_at IS NULL AND expires_at > \(bind: now)
                 RETURNING grant_id
-                """).first() {
-                return try await Self.replace(tokenHash, grantID: try taken.string("grant_id"), now: now, makeSuccessor, on: db)
-            }
-            // Unknown, expired, bound to another client (which says nothing about this client's
-            // tokens), or used before. The no-op write waits for a rotation of this token under
-            // way elsewhere and reads what it left: retries within the reuse interval take turns.
-            guard let row = try await db.raw("""
-                UPDATE refresh_tokens SET used_at = used_at WHERE token_hash = \(bind: tokenHash)
-                RETURNING grant_id, client_id, used_at, expires_at
-                """).first(), try row.string("client_id") == clientID, let usedAt = try row.optionalInt("used_at") else {
-                return .invalid
-            }
-            let grantID = try row.string("grant_id")
-            if reuseInterval > 0, now - usedAt < reuseInterval, try row.int("expires_at") > now,
-               // A retry of a refresh whose answer was lost (a node died, the network dropped it):
-               // the successor nobody has used is retired and another takes its place. Had the
-               // successor been used, the family's chain has moved on and this is a replay.
-               try await db.raw("""
-                   UPDATE refresh_tokens SET used_at = \(bind: now)
-                   WHERE grant_id = \(bind: grantID) AND replaces = \(bind: tokenHash) AND used_at IS NULL RETURNING token_hash
-                   """).first() != nil {
-                return try await Self.replace(tokenHash, grantID: grantID, now: now, makeSuccessor, on: db)
-            }
-            // Reuse revokes the whole family.
-            try await Self.revokeGrant(id: grantID, now: now, on: db)
-            return .reused
+                """).first()?.string("grant_id")
         }
     }
 
-    /// Issues the successor of a token just taken, when its grant still holds.
-    private static func replace(_ tokenHash: String, grantID: String, now: Int64,
-                                _ makeSuccessor: @Sendable (Grant) throws -> RefreshTokenRecord, on db: any SQLDatabase) async throws -> RefreshRotation {
-        guard let grant = try await grant(id: grantID, on: db), grant.revokedAt == nil, grant.expiresAt > now else {
-            return .invalid
+    public func settledRefreshToken(tokenHash: String) async throws -> SettledRefreshToken? {
+        try await database.withDatabase { db in
+            // A no-op write, not a SELECT: it waits for a rotation of this token under way in
+            // another transaction to commit, reads what that left, and holds the row until this
+            // transaction ends.
+            guard let row = try await db.raw("""
+                UPDATE refresh_tokens SET used_at = used_at WHERE token_hash = \(bind: tokenHash)
+                RETURNING grant_id, client_id, used_at, expires_at
+                """).first() else { return nil }
+            return SettledRefreshToken(grantID: try row.string("grant_id"), clientID: try row.string("client_id"),
+                                       usedAt: try row.optionalInt("used_at"), expiresAt: try row.int("expires_at"))
         }
-        try await insertRefreshToken(try makeSuccessor(grant), now: now, replacing: tokenHash, on: db)
-        return .rotated(grant)
+    }
+
+    public func retireSuccessor(of tokenHash: String, grantID: String, now: Int64) async throws -> Bool {
+        try await database.withDatabase { db in
+            try await db.raw("""
+                UPDATE refresh_tokens SET used_at = \(bind: now)
+                WHERE grant_id = \(bind: grantID) AND replaces = \(bind: tokenHash) AND used_at IS NULL RETURNING token_hash
+                """).first() != nil
+        }
     }
 
     public func grant(id: String) async throws -> Grant? {
@@ -170,10 +143,23 @@ extension SQLStore: GrantStore {
 
     public func revokeGrants(userID: String, now: Int64) async throws {
         try await database.transaction { db in
-            let grants = try await db.raw("SELECT id FROM grants WHERE user_id = \(bind: userID) AND revoked_at IS NULL").all()
-            for row in grants { try await Self.revokeGrant(id: try row.string("id"), now: now, on: db) }
-            // A device session would make new grants for the vendor's other apps: it ends too.
-            try await db.raw("UPDATE device_sessions SET ended_at = \(bind: now) WHERE user_id = \(bind: userID) AND ended_at IS NULL").run()
+            try await db.raw("""
+                UPDATE refresh_tokens SET used_at = \(bind: now)
+                WHERE used_at IS NULL AND grant_id IN (SELECT id FROM grants WHERE user_id = \(bind: userID) AND revoked_at IS NULL)
+                """).run()
+            try await db.raw("UPDATE grants SET revoked_at = \(bind: now) WHERE user_id = \(bind: userID) AND revoked_at IS NULL").run()
+        }
+    }
+
+    public func revokeGrants(deviceSessionID: String, now: Int64) async throws {
+        try await database.transaction { db in
+            try await db.raw("""
+                UPDATE refresh_tokens SET used_at = \(bind: now)
+                WHERE used_at IS NULL AND grant_id IN (SELECT id FROM grants WHERE device_session_id = \(bind: deviceSessionID) AND revoked_at IS NULL)
+                """).run()
+            try await db.raw("""
+                UPDATE grants SET revoked_at = \(bind: now) WHERE device_session_id = \(bind: deviceSessionID) AND revoked_at IS NULL
+                """).run()
         }
     }
 

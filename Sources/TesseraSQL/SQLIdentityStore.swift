@@ -20,21 +20,21 @@ extension SQLStore: IdentityStore {
     }
 
     public func link(_ identity: UpstreamIdentity) async throws -> IdentityLinkOutcome {
-        try await database.transaction { db in
-            if let existing = try await db.raw("""
-                SELECT user_id FROM upstream_identities WHERE provider_id = \(bind: identity.providerID) AND subject = \(bind: identity.subject)
-                """).first() {
-                guard try existing.string("user_id") == identity.userID else { return .inUseByAnotherAccount }
-                try await db.raw("""
-                    UPDATE upstream_identities SET email = \(bind: identity.email),
-                        refresh_token = COALESCE(\(bind: identity.refreshToken), refresh_token), client_id = COALESCE(\(bind: identity.clientID), client_id),
-                        proven = proven OR \(bind: identity.proven), last_used_at = \(bind: identity.lastUsedAt)
-                    WHERE provider_id = \(bind: identity.providerID) AND subject = \(bind: identity.subject)
-                    """).run()
-                return .linked
-            }
-            try await Self.insertIdentity(identity, on: db)
-            return .linked
+        try await database.withDatabase { db in
+            // One conditional write: a new identity is linked, a known one of this account is
+            // refreshed, and one of another account is left alone (no row comes back).
+            try await db.raw("""
+                INSERT INTO upstream_identities (provider_id, subject, user_id, email, proven, refresh_token, client_id, created_at, last_used_at)
+                VALUES (\(bind: identity.providerID), \(bind: identity.subject), \(bind: identity.userID), \(bind: identity.email),
+                    \(bind: identity.proven), \(bind: identity.refreshToken), \(bind: identity.clientID), \(bind: identity.createdAt),
+                    \(bind: identity.lastUsedAt))
+                ON CONFLICT (provider_id, subject) DO UPDATE SET email = excluded.email,
+                    refresh_token = COALESCE(excluded.refresh_token, upstream_identities.refresh_token),
+                    client_id = COALESCE(excluded.client_id, upstream_identities.client_id),
+                    proven = upstream_identities.proven OR excluded.proven, last_used_at = excluded.last_used_at
+                WHERE upstream_identities.user_id = excluded.user_id
+                RETURNING user_id
+                """).first() == nil ? .inUseByAnotherAccount : .linked
         }
     }
 

@@ -145,11 +145,12 @@ public final class Provider: Sendable {
         clientAdministration = ClientAdministration(store: store, audit: audit, clock: clock)
         userAdministration = UserAdministration(store: store, passwords: passwords, policy: PasswordPolicy(), audit: audit, clock: clock)
         userImport = UserImport(store: store, audit: audit, clock: clock, logger: logger)
-        let refreshGrant = RefreshTokenGrant(grants: store, tokens: userTokens, deviceSessions: deviceSessions, clock: clock,
+        let families = TokenFamilies(store: store)
+        let refreshGrant = RefreshTokenGrant(families: families, tokens: userTokens, deviceSessions: deviceSessions, clock: clock,
                                              reuseInterval: configuration.refreshTokenReuseInterval)
         appApprovals = AppApprovals(authorizer: authorizer, accessTokens: accessTokens, handoffLifetime: configuration.handoffTicketLifetime)
         grants = TokenEndpointGrants([
-            AuthorizationCodeGrant(grants: store, tokens: userTokens, deviceSessions: deviceSessions, clock: clock),
+            AuthorizationCodeGrant(grants: store, families: families, tokens: userTokens, deviceSessions: deviceSessions, clock: clock),
             refreshGrant,
             ClientCredentialsGrant(issuer: tokenIssuer),
             TokenExchangeGrant(

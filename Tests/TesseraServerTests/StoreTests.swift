@@ -49,139 +49,6 @@ struct StoreTests {
         }
     }
 
-    @Test("a code redeems once; the second redemption revokes the first one's grant", arguments: TestBackend.available)
-    func codeIsSingleUse(on backend: TestBackend) async throws {
-        try await withProvider(on: backend) { provider async throws in
-            let (_, user) = try await prepare(provider)
-            let store = provider.store, now: Int64 = 1000
-            try await store.insertCode(codeHash: "h", code(user, now: now), now: now)
-            let first = grant(user, now: now)
-            let refresh = RefreshTokenRecord(tokenHash: "r1", grantID: first.id, clientID: "web", expiresAt: now + 100)
-            #expect(try await store.redeemCode(codeHash: "h", grant: first, refreshToken: refresh, now: now) == .redeemed)
-            #expect(try await store.refreshTokenGrant(tokenHash: "r1", now: now) != nil)
-            #expect(try await store.redeemCode(codeHash: "h", grant: grant(user, now: now), refreshToken: nil, now: now) == .replayed)
-            #expect(try await store.grant(id: first.id)?.revokedAt == now)
-            #expect(try await store.refreshTokenGrant(tokenHash: "r1", now: now) == nil)
-            #expect(try await store.redeemCode(codeHash: "nope", grant: grant(user, now: now), refreshToken: nil, now: now) == .notFound)
-        }
-    }
-
-    @Test("a rotated refresh token presented again revokes the whole family", arguments: TestBackend.available)
-    func refreshReuseRevokesFamily(on backend: TestBackend) async throws {
-        try await withProvider(on: backend) { provider async throws in
-            let (_, user) = try await prepare(provider)
-            let store = provider.store, now: Int64 = 1000
-            let g = grant(user, now: now)
-            try await store.insertGrant(g, refreshToken: RefreshTokenRecord(tokenHash: "r1", grantID: g.id, clientID: "web", expiresAt: now + 100))
-            let next = RefreshTokenRecord(tokenHash: "r2", grantID: g.id, clientID: "web", expiresAt: now + 100)
-            guard case .rotated = try await store.rotateRefreshToken(tokenHash: "r1", clientID: "web", now: now, makeSuccessor: { _ in next }) else {
-                Issue.record("first rotation failed"); return
-            }
-            #expect(try await store.rotateRefreshToken(tokenHash: "r1", clientID: "web", now: now, makeSuccessor: { _ in next }) == .reused)
-            #expect(try await store.refreshTokenGrant(tokenHash: "r2", now: now) == nil)
-            #expect(try await store.grant(id: g.id)?.revokedAt != nil)
-        }
-    }
-
-    @Test("50 concurrent refreshes of one token: one rotates, the others are reuse and revoke the family",
-          arguments: TestBackend.available)
-    func concurrentRefreshes(on backend: TestBackend) async throws {
-        try await withProvider(on: backend) { provider async throws in
-            let (_, user) = try await prepare(provider)
-            let store = provider.store, now: Int64 = 1000
-            let g = grant(user, now: now)
-            try await store.insertGrant(g, refreshToken: RefreshTokenRecord(tokenHash: "r1", grantID: g.id, clientID: "web", expiresAt: now + 100))
-            let outcomes = try await withThrowingTaskGroup(of: RefreshRotation.self) { group in
-                for attempt in 0..<50 {
-                    group.addTask {
-                        try await store.rotateRefreshToken(tokenHash: "r1", clientID: "web", now: now) { _ in
-                            RefreshTokenRecord(tokenHash: "next-\(attempt)", grantID: g.id, clientID: "web", expiresAt: now + 100)
-                        }
-                    }
-                }
-                return try await group.reduce(into: []) { $0.append($1) }
-            }
-            #expect(outcomes.filter { if case .rotated = $0 { true } else { false } }.count == 1)
-            #expect(outcomes.filter { $0 == .reused }.count == 49)
-            #expect(try await store.grant(id: g.id)?.revokedAt != nil)
-            for attempt in 0..<50 {
-                #expect(try await store.refreshTokenGrant(tokenHash: "next-\(attempt)", now: now) == nil)
-            }
-        }
-    }
-
-    @Test("within the reuse interval a retry retires the unused successor; a used successor, the retired one, or a late retry is reuse",
-          arguments: TestBackend.available)
-    func refreshRetryWithinReuseInterval(on backend: TestBackend) async throws {
-        try await withProvider(on: backend) { provider async throws in
-            let (_, user) = try await prepare(provider)
-            let store = provider.store, now: Int64 = 1000
-            func successor(_ hash: String, _ g: Grant) -> @Sendable (Grant) throws -> RefreshTokenRecord {
-                { _ in RefreshTokenRecord(tokenHash: hash, grantID: g.id, clientID: "web", expiresAt: now + 100) }
-            }
-            func rotate(_ hash: String, at time: Int64, to next: String, _ g: Grant) async throws -> RefreshRotation {
-                try await store.rotateRefreshToken(tokenHash: hash, clientID: "web", now: time, reuseInterval: 30, makeSuccessor: successor(next, g))
-            }
-            func family(_ token: String) async throws -> Grant {
-                let g = grant(user, now: now)
-                try await store.insertGrant(g, refreshToken: RefreshTokenRecord(tokenHash: token, grantID: g.id, clientID: "web", expiresAt: now + 100))
-                return g
-            }
-            // A retry: the lost successor is retired, the new one works, the family lives.
-            let a = try await family("a1")
-            #expect(try await rotate("a1", at: now, to: "a2", a) == .rotated(a))
-            #expect(try await rotate("a1", at: now + 5, to: "a3", a) == .rotated(a))
-            #expect(try await store.refreshTokenGrant(tokenHash: "a2", now: now + 5) == nil)
-            #expect(try await store.refreshTokenGrant(tokenHash: "a3", now: now + 5) != nil)
-            // Once the successor is used the chain has moved on: the old token again is a replay.
-            #expect(try await rotate("a3", at: now + 6, to: "a4", a) == .rotated(a))
-            #expect(try await rotate("a1", at: now + 7, to: "a5", a) == .reused)
-            #expect(try await store.grant(id: a.id)?.revokedAt != nil)
-            #expect(try await store.refreshTokenGrant(tokenHash: "a4", now: now + 7) == nil)
-            // The retired successor presented (its holder was not the one retrying) is reuse.
-            let b = try await family("b1")
-            #expect(try await rotate("b1", at: now, to: "b2", b) == .rotated(b))
-            #expect(try await rotate("b1", at: now + 1, to: "b3", b) == .rotated(b))
-            #expect(try await rotate("b2", at: now + 2, to: "b4", b) == .reused)
-            #expect(try await store.refreshTokenGrant(tokenHash: "b3", now: now + 2) == nil)
-            // After the interval a retry is reuse.
-            let c = try await family("c1")
-            #expect(try await rotate("c1", at: now, to: "c2", c) == .rotated(c))
-            #expect(try await rotate("c1", at: now + 30, to: "c3", c) == .reused)
-            #expect(try await store.grant(id: c.id)?.revokedAt != nil)
-            // Without an interval the first retry is reuse.
-            let d = try await family("d1")
-            #expect(try await store.rotateRefreshToken(tokenHash: "d1", clientID: "web", now: now, makeSuccessor: successor("d2", d)) == .rotated(d))
-            #expect(try await store.rotateRefreshToken(tokenHash: "d1", clientID: "web", now: now + 1, makeSuccessor: successor("d3", d)) == .reused)
-        }
-    }
-
-    @Test("within the reuse interval, 20 concurrent retries take turns: each is answered and one token is left working",
-          arguments: TestBackend.available)
-    func concurrentRetriesWithinReuseInterval(on backend: TestBackend) async throws {
-        try await withProvider(on: backend) { provider async throws in
-            let (_, user) = try await prepare(provider)
-            let store = provider.store, now: Int64 = 1000
-            let g = grant(user, now: now)
-            try await store.insertGrant(g, refreshToken: RefreshTokenRecord(tokenHash: "r1", grantID: g.id, clientID: "web", expiresAt: now + 100))
-            let outcomes = try await withThrowingTaskGroup(of: RefreshRotation.self) { group in
-                for attempt in 0..<20 {
-                    group.addTask {
-                        try await store.rotateRefreshToken(tokenHash: "r1", clientID: "web", now: now, reuseInterval: 10) { _ in
-                            RefreshTokenRecord(tokenHash: "next-\(attempt)", grantID: g.id, clientID: "web", expiresAt: now + 100)
-                        }
-                    }
-                }
-                return try await group.reduce(into: []) { $0.append($1) }
-            }
-            #expect(outcomes.allSatisfy { $0 == .rotated(g) })
-            var working = 0
-            for attempt in 0..<20 where try await store.refreshTokenGrant(tokenHash: "next-\(attempt)", now: now) != nil { working += 1 }
-            #expect(working == 1)
-            #expect(try await store.grant(id: g.id)?.revokedAt == nil)
-        }
-    }
-
     @Test("a change made with the version read wins once: of ten concurrent updates of a user or a client, one is written",
           arguments: TestBackend.available)
     func versionedUpdates(on backend: TestBackend) async throws {
@@ -212,7 +79,7 @@ struct StoreTests {
         }
     }
 
-    @Test("a pushed request and a hand-off ticket are taken once of twenty concurrent takes; a device session's end revokes its grants only",
+    @Test("a pushed request and a hand-off ticket are taken once of twenty concurrent takes; a device session ends once; revoking its grants leaves the others",
           arguments: TestBackend.available)
     func crossAppSingleUse(on backend: TestBackend) async throws {
         try await withProvider(on: backend) { provider async throws in
@@ -248,6 +115,7 @@ struct StoreTests {
             #expect(try await store.grant(id: joined.id)?.deviceSessionID == "ds-1")
             #expect(try await store.endDeviceSession(id: "ds-1", now: now + 5))
             #expect(try await store.endDeviceSession(id: "ds-1", now: now + 6) == false)
+            try await store.revokeGrants(deviceSessionID: "ds-1", now: now + 5)
             #expect(try await store.grant(id: joined.id)?.revokedAt == now + 5)
             #expect(try await store.grant(id: outside.id)?.revokedAt == nil)
             #expect(try await store.deviceSession(secretHash: "secret-hash", now: now) == nil)
@@ -274,22 +142,29 @@ struct StoreTests {
         }
     }
 
-    @Test("a code redeemed concurrently: one grant, the others replays that revoke it", arguments: TestBackend.available)
-    func concurrentCodeRedemption(on backend: TestBackend) async throws {
+    @Test("an upstream identity links to one account: of ten accounts linking it at once one wins, its owner relinks it, the others are told",
+          arguments: TestBackend.available)
+    func identityLinksOnce(on backend: TestBackend) async throws {
         try await withProvider(on: backend) { provider async throws in
-            let (_, user) = try await prepare(provider)
-            let store = provider.store, now: Int64 = 1000
-            try await store.insertCode(codeHash: "h", code(user, now: now), now: now)
-            let outcomes = try await withThrowingTaskGroup(of: CodeRedemption.self) { group in
-                for _ in 0..<20 {
-                    group.addTask { try await store.redeemCode(codeHash: "h", grant: grant(user, now: now), refreshToken: nil, now: now) }
+            let store = provider.store
+            var users: [User] = []
+            for n in 0..<10 { users.append(try await provider.createUser(email: "u\(n)@example.com", password: nil, name: nil)) }
+            let candidates = users
+            let winners = try await withThrowingTaskGroup(of: String?.self) { group in
+                for user in candidates {
+                    group.addTask {
+                        try await store.link(UpstreamIdentity(providerID: "corp", subject: "s1", userID: user.id, email: user.email,
+                                                              proven: false, createdAt: 1, lastUsedAt: 1)) == .linked ? user.id : nil
+                    }
                 }
-                return try await group.reduce(into: []) { $0.append($1) }
+                return try await group.reduce(into: [String]()) { if let id = $1 { $0.append(id) } }
             }
-            #expect(outcomes.filter { $0 == .redeemed }.count == 1)
-            #expect(outcomes.filter { $0 == .replayed }.count == 19)
-            let grantID = try #require(try await store.code(codeHash: "h")?.grantID)
-            #expect(try await store.grant(id: grantID)?.revokedAt != nil)
+            #expect(winners.count == 1)
+            let owner = try #require(winners.first)
+            #expect(try await store.link(UpstreamIdentity(providerID: "corp", subject: "s1", userID: owner, email: "new@example.com",
+                                                          proven: true, createdAt: 2, lastUsedAt: 2)) == .linked)
+            let linked = try #require(try await store.identity(providerID: "corp", subject: "s1"))
+            #expect(linked.userID == owner && linked.proven && linked.email == "new@example.com" && linked.lastUsedAt == 2 && linked.createdAt == 1)
         }
     }
 
@@ -338,33 +213,6 @@ struct StoreTests {
             #expect(try await store.auditEvents(AuditFilter(), limit: 2).count == 2)
             try await store.purgeAudit(before: 250)
             #expect(try await store.auditEvents(AuditFilter(), limit: 10).map(\.at) == [400, 300])
-        }
-    }
-
-    @Test("a refused rotation changes nothing", arguments: TestBackend.available)
-    func rotationRollsBack(on backend: TestBackend) async throws {
-        try await withProvider(on: backend) { provider async throws in
-            let (_, user) = try await prepare(provider)
-            let store = provider.store, now: Int64 = 1000
-            let g = grant(user, now: now)
-            try await store.insertGrant(g, refreshToken: RefreshTokenRecord(tokenHash: "r1", grantID: g.id, clientID: "web", expiresAt: now + 100))
-            await #expect(throws: OAuthError.self) {
-                _ = try await store.rotateRefreshToken(tokenHash: "r1", clientID: "web", now: now) { _ in throw OAuthError(.invalidScope) }
-            }
-            #expect(try await store.refreshTokenGrant(tokenHash: "r1", now: now) != nil)
-        }
-    }
-
-    @Test("a refresh token is bound to its client and expires", arguments: TestBackend.available)
-    func refreshBinding(on backend: TestBackend) async throws {
-        try await withProvider(on: backend) { provider async throws in
-            let (_, user) = try await prepare(provider)
-            let store = provider.store, now: Int64 = 1000
-            let g = grant(user, now: now)
-            try await store.insertGrant(g, refreshToken: RefreshTokenRecord(tokenHash: "r1", grantID: g.id, clientID: "web", expiresAt: now + 100))
-            let next = RefreshTokenRecord(tokenHash: "r2", grantID: g.id, clientID: "web", expiresAt: now + 100)
-            #expect(try await store.rotateRefreshToken(tokenHash: "r1", clientID: "other", now: now, makeSuccessor: { _ in next }) == .invalid)
-            #expect(try await store.rotateRefreshToken(tokenHash: "r1", clientID: "web", now: now + 200, makeSuccessor: { _ in next }) == .invalid)
         }
     }
 

@@ -31,10 +31,10 @@ enum AccountRules {
         return (secured, true)
     }
 
-    /// Ends every browser session and revokes every grant (and so every token) of a user.
+    /// Ends every browser session and every token family (grants, their tokens, device sessions) of a user.
     static func signOutEverywhere(userID: String, now: Int64, in tx: any TransactionStores) async throws {
         try await tx.endSessions(userID: userID, now: now)
-        try await tx.revokeGrants(userID: userID, now: now)
+        try await TokenFamilies.revokeAll(userID: userID, now: now, in: tx)
     }
 
     /// Disables an account, whoever asks (an administrator, an import): no way of signing in

@@ -7,12 +7,14 @@ import TesseraCore
 public struct AuthorizationCodeGrant: TokenGrant {
     public let grantType = GrantType.authorizationCode
     let grants: any GrantStore
+    let families: TokenFamilies
     let tokens: UserGrantTokens
     let deviceSessions: DeviceSessions
     let clock: WallClock
 
-    package init(grants: any GrantStore, tokens: UserGrantTokens, deviceSessions: DeviceSessions, clock: WallClock) {
+    package init(grants: any GrantStore, families: TokenFamilies, tokens: UserGrantTokens, deviceSessions: DeviceSessions, clock: WallClock) {
         self.grants = grants
+        self.families = families
         self.tokens = tokens
         self.deviceSessions = deviceSessions
         self.clock = clock
@@ -32,7 +34,7 @@ public struct AuthorizationCodeGrant: TokenGrant {
             throw OAuthError.invalidGrant("The authorization code was issued to another client.")
         }
         if record.redeemedAt != nil {
-            if let grantID = record.grantID { try await grants.revokeGrant(id: grantID, now: now) }
+            try await families.replayed(record, now: now)
             throw OAuthError.invalidGrant("The authorization code was already used; the tokens issued with it are revoked.")
         }
         guard record.expiresAt > now else { throw OAuthError.invalidGrant("The authorization code has expired.") }
@@ -54,7 +56,7 @@ public struct AuthorizationCodeGrant: TokenGrant {
                                            authTime: record.authTime, amr: record.amr, sid: record.sid, now: now)
         // Native SSO: device_sso starts a device session the vendor's other apps can join.
         let device = try await deviceSessions.start(for: &grant, client: client)
-        switch try await grants.redeemCode(codeHash: hash, grant: grant, refreshToken: refresh?.record, now: now) {
+        switch try await families.redeem(codeHash: hash, grant: grant, refreshToken: refresh?.record, now: now) {
         case .redeemed:
             return try await tokens.response(grant: grant, client: client, scope: record.scope, nonce: record.nonce,
                                              refreshToken: refresh?.token, dsHash: device?.session.dsHash, deviceSecret: device?.secret)

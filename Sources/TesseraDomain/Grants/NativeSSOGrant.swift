@@ -6,6 +6,7 @@ import TesseraCore
 /// grants of every app that joined.
 package struct DeviceSessions: Sendable {
     let store: any CrossAppStore
+    let families: TokenFamilies
     /// Seconds a device session lasts from its sign-in.
     let lifetime: Int64
     /// Hashes device secrets as ID tokens carry them (`ds_hash`).
@@ -13,8 +14,9 @@ package struct DeviceSessions: Sendable {
     let audit: AuditTrail
     let clock: WallClock
 
-    package init(store: any CrossAppStore, lifetime: Int64, issuer: TokenIssuer, audit: AuditTrail, clock: WallClock) {
+    package init(store: any CrossAppStore & StoreTransactions, lifetime: Int64, issuer: TokenIssuer, audit: AuditTrail, clock: WallClock) {
         self.store = store
+        self.families = TokenFamilies(store: store)
         self.lifetime = lifetime
         self.issuer = issuer
         self.audit = audit
@@ -51,7 +53,7 @@ package struct DeviceSessions: Sendable {
 
     /// Ends a device session: every app that joined it loses its tokens.
     package func end(_ id: String, userID: String? = nil) async throws {
-        if try await store.endDeviceSession(id: id, now: clock.now()) {
+        if try await families.endDeviceSession(id: id, now: clock.now()) {
             await audit.record(.deviceSessionEnded, actor: .user, userID: userID, detail: "device session \(id)")
         }
     }

@@ -5,7 +5,7 @@ import TesseraCore
 /// and presenting one that was already rotated revokes the whole family (RFC 9700 §4.14.2).
 public struct RefreshTokenGrant: TokenGrant {
     public let grantType = GrantType.refreshToken
-    let grants: any GrantStore
+    let families: TokenFamilies
     let tokens: UserGrantTokens
     /// Native SSO: a grant of a device session keeps `ds_hash` in its refreshed ID tokens.
     let deviceSessions: DeviceSessions?
@@ -13,9 +13,9 @@ public struct RefreshTokenGrant: TokenGrant {
     /// Seconds after a rotation in which a retry with the same token is answered (`refresh-token-reuse-interval`).
     let reuseInterval: Int64
 
-    package init(grants: any GrantStore, tokens: UserGrantTokens, deviceSessions: DeviceSessions? = nil, clock: WallClock,
+    package init(families: TokenFamilies, tokens: UserGrantTokens, deviceSessions: DeviceSessions? = nil, clock: WallClock,
                  reuseInterval: Int64 = 0) {
-        self.grants = grants
+        self.families = families
         self.tokens = tokens
         self.deviceSessions = deviceSessions
         self.clock = clock
@@ -30,8 +30,8 @@ public struct RefreshTokenGrant: TokenGrant {
         let requested = parameters["scope"].map { ScopeSet(parsing: $0) }
         let issuer = tokens.issuer
         let minted = NIOLockedValueBox<(token: String, scope: ScopeSet)?>(nil)
-        let outcome = try await grants.rotateRefreshToken(tokenHash: tokenHash(token), clientID: client.id, clock: clock,
-                                                          reuseInterval: reuseInterval) { grant in
+        let outcome = try await families.rotate(tokenHash: tokenHash(token), clientID: client.id, clock: clock,
+                                                 reuseInterval: reuseInterval) { grant in
             let scope: ScopeSet
             do { scope = try ScopePolicy.refresh(requested, granted: grant.scope) } catch let refusal as ScopeRefusal { throw refusal.oauthError }
             let successor = issuer.refreshToken(grantID: grant.id, clientID: client.id, notAfter: grant.expiresAt)

@@ -90,7 +90,9 @@ public protocol CrossAppStore: Sendable {
     func deviceSession(secretHash: String, now: Int64) async throws -> DeviceSession?
     /// The live session of this id.
     func deviceSession(id: String, now: Int64) async throws -> DeviceSession?
-    /// Ends a device session and revokes every grant made in it. True when it was live.
+    /// Ends a device session (its grants: ``TokenFamilies/endDeviceSession(id:now:)``). True when it was live.
     @discardableResult
     func endDeviceSession(id: String, now: Int64) async throws -> Bool
+    /// Ends every live device session of a user.
+    func endDeviceSessions(userID: String, now: Int64) async throws
 }

@@ -23,46 +23,54 @@ public enum RefreshRotation: Sendable, Equatable {
     case invalid
 }
 
-/// Authorization codes, grants and refresh tokens: the token families.
+/// A refresh token as it stands, once no rotation of it is under way.
+public struct SettledRefreshToken: Sendable, Equatable {
+    public var grantID: String
+    public var clientID: String
+    /// When it was rotated (or retired, or its family revoked); nil while it is unused.
+    public var usedAt: Int64?
+    public var expiresAt: Int64
+
+    package init(grantID: String, clientID: String, usedAt: Int64?, expiresAt: Int64) {
+        self.grantID = grantID
+        self.clientID = clientID
+        self.usedAt = usedAt
+        self.expiresAt = expiresAt
+    }
+}
+
+/// Authorization codes, grants and refresh tokens: the token families. Primitives only, each
+/// one statement or one conditional write; what they mean together (replay, reuse, a retry,
+/// revoking a family) is decided by ``TokenFamilies``, in a transaction.
 public protocol GrantStore: Sendable {
     func insertCode(codeHash: String, _ code: AuthorizationCodeRecord, now: Int64) async throws
     func code(codeHash: String) async throws -> AuthorizationCodeRecord?
-    /// Atomically: marks the code redeemed (if it is not yet), records the grant and its
-    /// first refresh token. A second redemption revokes the grant of the first.
-    func redeemCode(codeHash: String, grant: Grant, refreshToken: RefreshTokenRecord?, now: Int64) async throws -> CodeRedemption
+    /// Marks the code redeemed by `grantID` if nobody has yet: true for the one caller that took it.
+    func takeCode(codeHash: String, grantID: String, now: Int64) async throws -> Bool
+    /// Records a grant with its first refresh token.
     func insertGrant(_ grant: Grant, refreshToken: RefreshTokenRecord?) async throws
-    /// Atomically: replaces a refresh token with the successor `makeSuccessor` builds for its grant
-    /// (which may throw to refuse, changing nothing); presenting a rotated token revokes the family.
-    /// Within `reuseInterval` seconds of its rotation, a token whose successor nobody has used yet
-    /// may be presented again (a retry after a lost answer): that successor is retired and another
-    /// issued. 0 allows no retry.
-    /// The rotation is dated by `clock` when its write happens, not when the request arrived.
-    func rotateRefreshToken(tokenHash: String, clientID: String, clock: WallClock, reuseInterval: Int64,
-                            makeSuccessor: @escaping @Sendable (Grant) throws -> RefreshTokenRecord) async throws -> RefreshRotation
+    /// Marks a refresh token of `clientID` used if it is unused and unexpired: its grant's id for
+    /// the one caller that took it, nil otherwise.
+    func takeRefreshToken(tokenHash: String, clientID: String, now: Int64) async throws -> String?
+    /// The token's state, read after any rotation of it under way has committed (and held so
+    /// until the transaction ends); nil for an unknown token.
+    func settledRefreshToken(tokenHash: String) async throws -> SettledRefreshToken?
+    /// Marks used the unused successor of `tokenHash` in its family: true when there was one.
+    func retireSuccessor(of tokenHash: String, grantID: String, now: Int64) async throws -> Bool
+    /// Records the successor of `predecessor` in its family.
+    func insertRefreshToken(_ token: RefreshTokenRecord, replacing predecessor: String?, now: Int64) async throws
     func grant(id: String) async throws -> Grant?
     func refreshTokenGrant(tokenHash: String, now: Int64) async throws -> (grant: Grant, expiresAt: Int64)?
+    /// Revokes one family: the grant and every refresh token of it.
     func revokeGrant(id: String, now: Int64) async throws
-    /// Revokes every grant of a user, with its tokens.
+    /// Revokes every family of a user (see ``TokenFamilies`` for what else ends with them).
     func revokeGrants(userID: String, now: Int64) async throws
+    /// Revokes every family made in a Native SSO device session.
+    func revokeGrants(deviceSessionID: String, now: Int64) async throws
     func revokeAccessToken(jti: String, expiresAt: Int64) async throws
     func isAccessTokenRevoked(jti: String) async throws -> Bool
     /// Records a client assertion's `jti`; false when it was seen before (a replay).
     func recordAssertion(clientID: String, jti: String, expiresAt: Int64, now: Int64) async throws -> Bool
-}
-
-extension GrantStore {
-    /// Rotation at a fixed time `now`.
-    public func rotateRefreshToken(tokenHash: String, clientID: String, now: Int64, reuseInterval: Int64,
-                                   makeSuccessor: @escaping @Sendable (Grant) throws -> RefreshTokenRecord) async throws -> RefreshRotation {
-        try await rotateRefreshToken(tokenHash: tokenHash, clientID: clientID, clock: WallClock { now }, reuseInterval: reuseInterval,
-                                     makeSuccessor: makeSuccessor)
-    }
-
-    /// Rotation without a reuse interval: any second presentation is reuse.
-    public func rotateRefreshToken(tokenHash: String, clientID: String, now: Int64,
-                                   makeSuccessor: @escaping @Sendable (Grant) throws -> RefreshTokenRecord) async throws -> RefreshRotation {
-        try await rotateRefreshToken(tokenHash: tokenHash, clientID: clientID, now: now, reuseInterval: 0, makeSuccessor: makeSuccessor)
-    }
 }
 
 /// Removes rows nobody can use any more.

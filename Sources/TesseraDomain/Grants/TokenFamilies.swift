@@ -1,0 +1,119 @@
+import TesseraCore
+
+/// The rules of a token family: a grant, the authorization code it came from, and its chain of
+/// refresh tokens, each replacing the one before (RFC 9700 §4.14.2). Everything that decides
+/// "replayed", "reused", "retried" or "revoke the family" is here, run inside one transaction
+/// over the store's primitives (take a code, take a token, retire a successor, revoke a family),
+/// so it is the same on SQLite and PostgreSQL and on any number of nodes.
+///
+/// Why it is race-free at PostgreSQL's READ COMMITTED: every single-use thing is taken by one
+/// conditional write, so of two requests racing for it on one node or two, one takes it and the
+/// other waits for that one's commit, then finds nothing to take.
+package struct TokenFamilies: Sendable {
+    let store: any StoreTransactions
+
+    package init(store: any StoreTransactions) {
+        self.store = store
+    }
+
+    // MARK: Codes
+
+    /// Redeems a code: it is taken, and the grant it makes (with its first refresh token)
+    /// recorded, at once. A code taken before is a replay: the grant of its first redemption
+    /// is revoked (RFC 6749 §4.1.2, RFC 9700 §4.5).
+    package func redeem(codeHash: String, grant: Grant, refreshToken: RefreshTokenRecord?, now: Int64) async throws -> CodeRedemption {
+        try await store.transaction { tx in
+            guard try await tx.takeCode(codeHash: codeHash, grantID: grant.id, now: now) else {
+                guard let code = try await tx.code(codeHash: codeHash) else { return .notFound }
+                try await Self.replayed(code, now: now, in: tx)
+                return .replayed
+            }
+            try await tx.insertGrant(grant, refreshToken: refreshToken)
+            return .redeemed
+        }
+    }
+
+    /// A code presented again after its redemption: every token its grant holds stops working.
+    package func replayed(_ code: AuthorizationCodeRecord, now: Int64) async throws {
+        try await store.transaction { tx in try await Self.replayed(code, now: now, in: tx) }
+    }
+
+    private static func replayed(_ code: AuthorizationCodeRecord, now: Int64, in tx: any TransactionStores) async throws {
+        if let grantID = code.grantID { try await tx.revokeGrant(id: grantID, now: now) }
+    }
+
+    // MARK: Refresh tokens
+
+    /// Replaces a refresh token with the successor `makeSuccessor` builds for its grant (which may
+    /// throw to refuse, changing nothing). Presenting a rotated token revokes the family; within
+    /// `reuseInterval` seconds of its rotation, a token whose successor nobody has used yet may be
+    /// presented again (a retry after a lost answer): that successor is retired and another
+    /// issued. 0 allows no retry.
+    ///
+    /// The rotation is dated by `clock` once the transaction has its connection: a refresh that
+    /// waited for the database is dated when it rotates, not when it arrived, so the client's
+    /// retry that follows is within the reuse interval of the rotation it retries.
+    package func rotate(tokenHash: String, clientID: String, clock: WallClock, reuseInterval: Int64,
+                        makeSuccessor: @escaping @Sendable (Grant) throws -> RefreshTokenRecord) async throws -> RefreshRotation {
+        try await store.transaction { tx in
+            let now = clock.now()
+            if let grantID = try await tx.takeRefreshToken(tokenHash: tokenHash, clientID: clientID, now: now) {
+                return try await Self.replace(tokenHash, grantID: grantID, now: now, makeSuccessor, in: tx)
+            }
+            // Unknown, expired, bound to another client (which says nothing about this client's
+            // tokens), or used before. The token's state is read once a rotation of it under way
+            // elsewhere has committed: retries within the reuse interval take turns.
+            guard let used = try await tx.settledRefreshToken(tokenHash: tokenHash), used.clientID == clientID,
+                  let usedAt = used.usedAt else {
+                return .invalid
+            }
+            if reuseInterval > 0, now - usedAt < reuseInterval, used.expiresAt > now,
+               // A retry of a refresh whose answer was lost (a node died, the network dropped it):
+               // the successor nobody has used is retired and another takes its place. Had the
+               // successor been used, the family's chain has moved on and this is a replay.
+               try await tx.retireSuccessor(of: tokenHash, grantID: used.grantID, now: now) {
+                return try await Self.replace(tokenHash, grantID: used.grantID, now: now, makeSuccessor, in: tx)
+            }
+            // Reuse revokes the whole family.
+            try await tx.revokeGrant(id: used.grantID, now: now)
+            return .reused
+        }
+    }
+
+    /// Rotation at a fixed time `now`.
+    package func rotate(tokenHash: String, clientID: String, now: Int64, reuseInterval: Int64 = 0,
+                        makeSuccessor: @escaping @Sendable (Grant) throws -> RefreshTokenRecord) async throws -> RefreshRotation {
+        try await rotate(tokenHash: tokenHash, clientID: clientID, clock: WallClock { now }, reuseInterval: reuseInterval,
+                         makeSuccessor: makeSuccessor)
+    }
+
+    /// Issues the successor of a token just taken, when its grant still holds.
+    private static func replace(_ tokenHash: String, grantID: String, now: Int64,
+                                _ makeSuccessor: @Sendable (Grant) throws -> RefreshTokenRecord,
+                                in tx: any TransactionStores) async throws -> RefreshRotation {
+        guard let grant = try await tx.grant(id: grantID), grant.revokedAt == nil, grant.expiresAt > now else {
+            return .invalid
+        }
+        try await tx.insertRefreshToken(try makeSuccessor(grant), replacing: tokenHash, now: now)
+        return .rotated(grant)
+    }
+
+    // MARK: Whole families
+
+    /// Every family of a user ends: each grant is revoked with its tokens, and each Native SSO
+    /// device session ends (it would make new grants for the vendor's other apps).
+    static func revokeAll(userID: String, now: Int64, in tx: any TransactionStores) async throws {
+        try await tx.revokeGrants(userID: userID, now: now)
+        try await tx.endDeviceSessions(userID: userID, now: now)
+    }
+
+    /// Ends a device session, and with it the family of every app that joined it. True when it
+    /// was live.
+    package func endDeviceSession(id: String, now: Int64) async throws -> Bool {
+        try await store.transaction { tx in
+            let ended = try await tx.endDeviceSession(id: id, now: now)
+            try await tx.revokeGrants(deviceSessionID: id, now: now)
+            return ended
+        }
+    }
+}

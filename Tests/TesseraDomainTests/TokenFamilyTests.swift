@@ -1,0 +1,254 @@
+import Foundation
+import Testing
+import TesseraCore
+@testable import TesseraDomain
+import TesseraSQL
+import TesseraTestSupport
+
+/// ``TokenFamilies``: codes, refresh-token rotation, reuse, retries and revoking a family, over the
+/// real SQL store on every database the tests have (races included).
+@Suite("Token families")
+struct TokenFamilyTests {
+    /// A client "web" and a user to hang grants on.
+    func prepare(_ store: SQLStore) async throws -> User {
+        let user = User(id: "u-alice", email: "alice@example.com", emailVerified: true, passwordHash: nil, profile: [:],
+                        createdAt: 1, updatedAt: 1)
+        try await store.insert(Client(id: "web", name: "Web", authMethod: .clientSecretBasic, redirectURIs: [testRedirect],
+                                      grantTypes: [GrantType.authorizationCode, GrantType.refreshToken],
+                                      scopes: ScopeSet(["openid", "offline_access"]), createdAt: 1))
+        try await store.insert(user)
+        return user
+    }
+
+    let testRedirect = "https://app.example/cb"
+
+    func grant(_ user: User, id: String = SecureRandom.token(), now: Int64) -> Grant {
+        Grant(id: id, clientID: "web", userID: user.id, scope: ScopeSet(parsing: "openid offline_access"), authTime: now,
+              amr: ["pwd"], sid: "sid-1", createdAt: now, expiresAt: now + 3600)
+    }
+
+    func code(_ user: User, now: Int64) -> AuthorizationCodeRecord {
+        AuthorizationCodeRecord(clientID: "web", userID: user.id, redirectURI: testRedirect, scope: ScopeSet(parsing: "openid"),
+                                nonce: nil, codeChallenge: nil, authTime: now, amr: ["pwd"], sid: "sid-1", expiresAt: now + 60)
+    }
+
+    @Test("a code redeems once; the second redemption revokes the first one's grant", arguments: TestBackend.available)
+    func codeIsSingleUse(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
+            let user = try await prepare(store)
+            let families = TokenFamilies(store: store), now: Int64 = 1000
+            try await store.insertCode(codeHash: "h", code(user, now: now), now: now)
+            let first = grant(user, now: now)
+            let refresh = RefreshTokenRecord(tokenHash: "r1", grantID: first.id, clientID: "web", expiresAt: now + 100)
+            #expect(try await families.redeem(codeHash: "h", grant: first, refreshToken: refresh, now: now) == .redeemed)
+            #expect(try await store.refreshTokenGrant(tokenHash: "r1", now: now) != nil)
+            #expect(try await families.redeem(codeHash: "h", grant: grant(user, now: now), refreshToken: nil, now: now) == .replayed)
+            #expect(try await store.grant(id: first.id)?.revokedAt == now)
+            #expect(try await store.refreshTokenGrant(tokenHash: "r1", now: now) == nil)
+            #expect(try await families.redeem(codeHash: "nope", grant: grant(user, now: now), refreshToken: nil, now: now) == .notFound)
+        }
+    }
+
+    @Test("a rotated refresh token presented again revokes the whole family", arguments: TestBackend.available)
+    func refreshReuseRevokesFamily(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
+            let user = try await prepare(store)
+            let families = TokenFamilies(store: store), now: Int64 = 1000
+            let g = grant(user, now: now)
+            try await store.insertGrant(g, refreshToken: RefreshTokenRecord(tokenHash: "r1", grantID: g.id, clientID: "web", expiresAt: now + 100))
+            let next = RefreshTokenRecord(tokenHash: "r2", grantID: g.id, clientID: "web", expiresAt: now + 100)
+            guard case .rotated = try await families.rotate(tokenHash: "r1", clientID: "web", now: now, makeSuccessor: { _ in next }) else {
+                Issue.record("first rotation failed"); return
+            }
+            #expect(try await families.rotate(tokenHash: "r1", clientID: "web", now: now, makeSuccessor: { _ in next }) == .reused)
+            #expect(try await store.refreshTokenGrant(tokenHash: "r2", now: now) == nil)
+            #expect(try await store.grant(id: g.id)?.revokedAt != nil)
+        }
+    }
+
+    @Test("50 concurrent refreshes of one token: one rotates, the others are reuse and revoke the family",
+          arguments: TestBackend.available)
+    func concurrentRefreshes(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
+            let user = try await prepare(store)
+            let families = TokenFamilies(store: store), now: Int64 = 1000
+            let g = grant(user, now: now)
+            try await store.insertGrant(g, refreshToken: RefreshTokenRecord(tokenHash: "r1", grantID: g.id, clientID: "web", expiresAt: now + 100))
+            let outcomes = try await withThrowingTaskGroup(of: RefreshRotation.self) { group in
+                for attempt in 0..<50 {
+                    group.addTask {
+                        try await families.rotate(tokenHash: "r1", clientID: "web", now: now) { _ in
+                            RefreshTokenRecord(tokenHash: "next-\(attempt)", grantID: g.id, clientID: "web", expiresAt: now + 100)
+                        }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(outcomes.filter { if case .rotated = $0 { true } else { false } }.count == 1)
+            #expect(outcomes.filter { $0 == .reused }.count == 49)
+            #expect(try await store.grant(id: g.id)?.revokedAt != nil)
+            for attempt in 0..<50 {
+                #expect(try await store.refreshTokenGrant(tokenHash: "next-\(attempt)", now: now) == nil)
+            }
+        }
+    }
+
+    @Test("within the reuse interval a retry retires the unused successor; a used successor, the retired one, or a late retry is reuse",
+          arguments: TestBackend.available)
+    func refreshRetryWithinReuseInterval(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
+            let user = try await prepare(store)
+            let families = TokenFamilies(store: store), now: Int64 = 1000
+            func successor(_ hash: String, _ g: Grant) -> @Sendable (Grant) throws -> RefreshTokenRecord {
+                { _ in RefreshTokenRecord(tokenHash: hash, grantID: g.id, clientID: "web", expiresAt: now + 100) }
+            }
+            func rotate(_ hash: String, at time: Int64, to next: String, _ g: Grant) async throws -> RefreshRotation {
+                try await families.rotate(tokenHash: hash, clientID: "web", now: time, reuseInterval: 30, makeSuccessor: successor(next, g))
+            }
+            func family(_ token: String) async throws -> Grant {
+                let g = grant(user, now: now)
+                try await store.insertGrant(g, refreshToken: RefreshTokenRecord(tokenHash: token, grantID: g.id, clientID: "web", expiresAt: now + 100))
+                return g
+            }
+            // A retry: the lost successor is retired, the new one works, the family lives.
+            let a = try await family("a1")
+            #expect(try await rotate("a1", at: now, to: "a2", a) == .rotated(a))
+            #expect(try await rotate("a1", at: now + 5, to: "a3", a) == .rotated(a))
+            #expect(try await store.refreshTokenGrant(tokenHash: "a2", now: now + 5) == nil)
+            #expect(try await store.refreshTokenGrant(tokenHash: "a3", now: now + 5) != nil)
+            // Once the successor is used the chain has moved on: the old token again is a replay.
+            #expect(try await rotate("a3", at: now + 6, to: "a4", a) == .rotated(a))
+            #expect(try await rotate("a1", at: now + 7, to: "a5", a) == .reused)
+            #expect(try await store.grant(id: a.id)?.revokedAt != nil)
+            #expect(try await store.refreshTokenGrant(tokenHash: "a4", now: now + 7) == nil)
+            // The retired successor presented (its holder was not the one retrying) is reuse.
+            let b = try await family("b1")
+            #expect(try await rotate("b1", at: now, to: "b2", b) == .rotated(b))
+            #expect(try await rotate("b1", at: now + 1, to: "b3", b) == .rotated(b))
+            #expect(try await rotate("b2", at: now + 2, to: "b4", b) == .reused)
+            #expect(try await store.refreshTokenGrant(tokenHash: "b3", now: now + 2) == nil)
+            // After the interval a retry is reuse.
+            let c = try await family("c1")
+            #expect(try await rotate("c1", at: now, to: "c2", c) == .rotated(c))
+            #expect(try await rotate("c1", at: now + 30, to: "c3", c) == .reused)
+            #expect(try await store.grant(id: c.id)?.revokedAt != nil)
+            // Without an interval the first retry is reuse.
+            let d = try await family("d1")
+            #expect(try await families.rotate(tokenHash: "d1", clientID: "web", now: now, makeSuccessor: successor("d2", d)) == .rotated(d))
+            #expect(try await families.rotate(tokenHash: "d1", clientID: "web", now: now + 1, makeSuccessor: successor("d3", d)) == .reused)
+        }
+    }
+
+    @Test("within the reuse interval, 20 concurrent retries take turns: each is answered and one token is left working",
+          arguments: TestBackend.available)
+    func concurrentRetriesWithinReuseInterval(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
+            let user = try await prepare(store)
+            let families = TokenFamilies(store: store), now: Int64 = 1000
+            let g = grant(user, now: now)
+            try await store.insertGrant(g, refreshToken: RefreshTokenRecord(tokenHash: "r1", grantID: g.id, clientID: "web", expiresAt: now + 100))
+            let outcomes = try await withThrowingTaskGroup(of: RefreshRotation.self) { group in
+                for attempt in 0..<20 {
+                    group.addTask {
+                        try await families.rotate(tokenHash: "r1", clientID: "web", now: now, reuseInterval: 10) { _ in
+                            RefreshTokenRecord(tokenHash: "next-\(attempt)", grantID: g.id, clientID: "web", expiresAt: now + 100)
+                        }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(outcomes.allSatisfy { $0 == .rotated(g) })
+            var working = 0
+            for attempt in 0..<20 where try await store.refreshTokenGrant(tokenHash: "next-\(attempt)", now: now) != nil { working += 1 }
+            #expect(working == 1)
+            #expect(try await store.grant(id: g.id)?.revokedAt == nil)
+        }
+    }
+
+    @Test("a code redeemed concurrently: one grant, the others replays that revoke it", arguments: TestBackend.available)
+    func concurrentCodeRedemption(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
+            let user = try await prepare(store)
+            let families = TokenFamilies(store: store), now: Int64 = 1000
+            try await store.insertCode(codeHash: "h", code(user, now: now), now: now)
+            let outcomes = try await withThrowingTaskGroup(of: CodeRedemption.self) { group in
+                for _ in 0..<20 {
+                    group.addTask { try await families.redeem(codeHash: "h", grant: grant(user, now: now), refreshToken: nil, now: now) }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(outcomes.filter { $0 == .redeemed }.count == 1)
+            #expect(outcomes.filter { $0 == .replayed }.count == 19)
+            let grantID = try #require(try await store.code(codeHash: "h")?.grantID)
+            #expect(try await store.grant(id: grantID)?.revokedAt != nil)
+        }
+    }
+
+    @Test("a refused rotation changes nothing", arguments: TestBackend.available)
+    func rotationRollsBack(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
+            let user = try await prepare(store)
+            let families = TokenFamilies(store: store), now: Int64 = 1000
+            let g = grant(user, now: now)
+            try await store.insertGrant(g, refreshToken: RefreshTokenRecord(tokenHash: "r1", grantID: g.id, clientID: "web", expiresAt: now + 100))
+            await #expect(throws: OAuthError.self) {
+                _ = try await families.rotate(tokenHash: "r1", clientID: "web", now: now) { _ in throw OAuthError(.invalidScope) }
+            }
+            #expect(try await store.refreshTokenGrant(tokenHash: "r1", now: now) != nil)
+        }
+    }
+
+    @Test("a refresh token is bound to its client and expires", arguments: TestBackend.available)
+    func refreshBinding(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
+            let user = try await prepare(store)
+            let families = TokenFamilies(store: store), now: Int64 = 1000
+            let g = grant(user, now: now)
+            try await store.insertGrant(g, refreshToken: RefreshTokenRecord(tokenHash: "r1", grantID: g.id, clientID: "web", expiresAt: now + 100))
+            let next = RefreshTokenRecord(tokenHash: "r2", grantID: g.id, clientID: "web", expiresAt: now + 100)
+            #expect(try await families.rotate(tokenHash: "r1", clientID: "other", now: now, makeSuccessor: { _ in next }) == .invalid)
+            #expect(try await families.rotate(tokenHash: "r1", clientID: "web", now: now + 200, makeSuccessor: { _ in next }) == .invalid)
+        }
+    }
+
+    @Test("a device session's end revokes the families made in it, and only those", arguments: TestBackend.available)
+    func deviceSessionEnd(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
+            let user = try await prepare(store)
+            let families = TokenFamilies(store: store), now: Int64 = 1000
+            try await store.insertDeviceSession(secretHash: "secret-hash", DeviceSession(id: "ds-1", userID: user.id, group: "acme", authTime: now,
+                                                                                         amr: ["pwd"], createdAt: now, expiresAt: now + 3600))
+            var joined = grant(user, now: now)
+            let outside = grant(user, now: now)
+            joined.deviceSessionID = "ds-1"
+            try await store.insertGrant(joined, refreshToken: RefreshTokenRecord(tokenHash: "j1", grantID: joined.id, clientID: "web",
+                                                                                  expiresAt: now + 100))
+            try await store.insertGrant(outside, refreshToken: nil)
+            #expect(try await families.endDeviceSession(id: "ds-1", now: now + 5))
+            #expect(try await families.endDeviceSession(id: "ds-1", now: now + 6) == false)
+            #expect(try await store.grant(id: joined.id)?.revokedAt == now + 5)
+            #expect(try await store.refreshTokenGrant(tokenHash: "j1", now: now + 5) == nil)
+            #expect(try await store.grant(id: outside.id)?.revokedAt == nil)
+            #expect(try await store.deviceSession(id: "ds-1", now: now) == nil)
+        }
+    }
+
+    @Test("every family of a user ends at once: grants, their tokens, device sessions; another user's stay", arguments: TestBackend.available)
+    func revokeAll(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
+            let user = try await prepare(store), now: Int64 = 1000
+            let bob = User(id: "u-bob", email: "bob@example.com", emailVerified: true, passwordHash: nil, profile: [:], createdAt: 1, updatedAt: 1)
+            try await store.insert(bob)
+            try await store.insertDeviceSession(secretHash: "s", DeviceSession(id: "ds-a", userID: user.id, group: "acme", authTime: now,
+                                                                               amr: ["pwd"], createdAt: now, expiresAt: now + 3600))
+            let mine = grant(user, now: now), bobs = grant(bob, now: now)
+            try await store.insertGrant(mine, refreshToken: RefreshTokenRecord(tokenHash: "m1", grantID: mine.id, clientID: "web", expiresAt: now + 100))
+            try await store.insertGrant(bobs, refreshToken: RefreshTokenRecord(tokenHash: "b1", grantID: bobs.id, clientID: "web", expiresAt: now + 100))
+            try await store.transaction { tx in try await TokenFamilies.revokeAll(userID: user.id, now: now + 1, in: tx) }
+            #expect(try await store.grant(id: mine.id)?.revokedAt == now + 1)
+            #expect(try await store.refreshTokenGrant(tokenHash: "m1", now: now + 1) == nil)
+            #expect(try await store.deviceSession(id: "ds-a", now: now + 1) == nil)
+            #expect(try await store.refreshTokenGrant(tokenHash: "b1", now: now + 1) != nil)
+        }
+    }
+}
