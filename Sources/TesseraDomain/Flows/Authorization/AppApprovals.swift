@@ -67,8 +67,9 @@ public struct AppApprovals: Sendable {
     public func pending(requestURI: String, for caller: AuthenticatorCaller) async throws -> PendingApproval {
         let (pushed, request, client) = try await find(requestURI)
         return PendingApproval(client: client, request: request,
-                               consentNeeded: try await authorizer.scopesNeedingConsent(request, client: client, user: caller.user),
-                               reauthenticationNeeded: reauthenticationReason(request, client: client, pushedAt: pushed.createdAt, caller: caller) != nil,
+                               consentNeeded: try await authorizer.policy.consent(request, client: client, user: caller.user),
+                               reauthenticationNeeded: authorizer.policy.reauthentication(request, client: client,
+                                                                                           signIn: signIn(caller, pushedAt: pushed.createdAt)) != nil,
                                expiresAt: pushed.expiresAt)
     }
 
@@ -79,8 +80,9 @@ public struct AppApprovals: Sendable {
     /// is used, so the app can sign the person in again and approve with the new token.
     public func decide(requestURI: String, allow: Bool, by caller: AuthenticatorCaller) async throws -> String {
         let (pushed, request, client) = try await find(requestURI)
-        if allow, let reason = reauthenticationReason(request, client: client, pushedAt: pushed.createdAt, caller: caller) {
-            throw OAuthError(.loginRequired, reason)
+        let need = try await authorizer.policy.need(request, client: client, signIn: signIn(caller, pushedAt: pushed.createdAt))
+        if allow, case .signIn(let reason) = need {
+            throw OAuthError(.loginRequired, reason + Self.signInAgain)
         }
         guard try await crossApp.takePushedRequest(uriHash: tokenHash(requestURI), now: clock.now()) != nil else {
             throw Self.unknownRequest
@@ -90,9 +92,8 @@ public struct AppApprovals: Sendable {
         if !allow {
             await authorizer.audit.record(.appDenied, userID: caller.user.id, clientID: client.id, detail: "in \(caller.client.id)")
             outcome = authorizer.respondError(target, OAuthError(.accessDenied, "The user declined in the authenticator app."))
-        } else if request.prompt.contains("none"),
-                  try await authorizer.scopesNeedingConsent(request, client: client, user: caller.user) != nil {
-            outcome = authorizer.respondError(target, OAuthError(.consentRequired, "The user must consent: send the request without prompt=none."))
+        } else if let refusal = authorizer.policy.refusal(need, request) {
+            outcome = authorizer.respondError(target, refusal)
         } else {
             // The person saw the request in the app and allowed it: that is their consent.
             try await authorizer.consents.recordConsent(userID: caller.user.id, clientID: client.id, scopes: request.consentScopes,
@@ -146,11 +147,11 @@ public struct AppApprovals: Sendable {
         return (pushed, request, client)
     }
 
-    /// Why the app's sign-in can't answer the request, or nil when it can; `prompt=login` wants
-    /// a sign-in made after the request was pushed.
-    func reauthenticationReason(_ request: AuthorizationRequest, client: Client, pushedAt: Int64, caller: AuthenticatorCaller) -> String? {
-        authorizer.signInMismatch(request, client: client, userID: caller.user.id, authTime: caller.authentication.authTime,
-                                  freshSince: pushedAt)
-            .map { $0 + " Sign the person in again in the app, then approve." }
+    /// The app's sign-in, offered for a request: one made after the request was pushed was
+    /// made for it (`prompt=login`, `max_age`).
+    func signIn(_ caller: AuthenticatorCaller, pushedAt: Int64) -> InteractionPolicy.SignIn {
+        InteractionPolicy.SignIn(user: caller.user, authTime: caller.authentication.authTime, freshSince: pushedAt)
     }
+
+    static let signInAgain = " Sign the person in again in the app, then approve."
 }

@@ -19,6 +19,8 @@ public struct Authorizer: Sendable {
     let limits: WorkLimits
     let audit: AuditTrail
     let crossApp: any CrossAppStore
+    /// Whether a known sign-in answers a request, and what else it needs.
+    let policy: InteractionPolicy
 
     package init(issuer: String, clients: any ClientStore, users: any UserStore, consents: any ConsentStore,
                  interactions: any InteractionStore, grants: any GrantStore, crossApp: any CrossAppStore, keys: KeyRing,
@@ -38,6 +40,7 @@ public struct Authorizer: Sendable {
         self.codeLifetime = codeLifetime
         self.interactionLifetime = interactionLifetime
         self.limits = limits
+        policy = InteractionPolicy(tokenIssuer: tokenIssuer, consents: consents, clock: clock)
     }
 
     // MARK: Validation
@@ -67,7 +70,6 @@ public struct Authorizer: Sendable {
     public func decide(_ request: AuthorizationRequest, client: Client, session: BrowserSession?, signedInNow: Bool,
                        interaction: String? = nil, address: String? = nil) async throws -> AuthorizationOutcome {
         let target = ResponseTarget(redirectURI: request.redirectURI, mode: request.responseMode, state: request.state)
-        let promptNone = request.prompt.contains("none")
         if let ticketHash = request.handoffTicketHash {
             return try await decideHandoff(request, ticketHash: ticketHash, client: client, address: address)
         }
@@ -75,28 +77,24 @@ public struct Authorizer: Sendable {
         if request.handedOver != nil {
             return .errorPage(OAuthError.invalidRequest("This request was handed over by an app and only awaits consent: go back to the app."))
         }
-
-        var user: User?
-        if let session { user = try await users.user(id: session.userID) }
-        var needsLogin = user == nil
-        if let session, let user, !signedInNow {
-            needsLogin = signInMismatch(request, client: client, userID: user.id, authTime: session.authTime) != nil
+        var signIn: InteractionPolicy.SignIn?
+        if let session, let user = try await users.user(id: session.userID) {
+            signIn = InteractionPolicy.SignIn(user: user, authTime: session.authTime, freshSince: signedInNow ? session.authTime : nil)
         }
-        if needsLogin {
-            if promptNone { return respondError(target, OAuthError(.loginRequired, "The user must sign in.")) }
+        let need = try await policy.need(request, client: client, signIn: signIn)
+        // A sign-in just made for this request that still doesn't answer it is the wrong user's: no loop back to the login page.
+        if let refusal = policy.refusal(need, request, reauthenticate: !signedInNow) { return respondError(target, refusal) }
+        switch need {
+        case .signIn:
             guard let id = try await interactionID(interaction, request, address: address) else { return tooManyStarted(target) }
             return .login(interaction: id, request, client)
+        case .consent(let scopes):
+            guard let user = signIn?.user else { return respondError(target, .serverError(detail: "consent without a sign-in")) }
+            return try await askConsent(request, client: client, user: user, scopes: scopes, interaction: interaction, address: address)
+        case .nothing:
+            guard let session else { return respondError(target, .serverError(detail: "no session after login")) }
+            return try await issueCode(request, by: session.authentication, target: target)
         }
-        guard let session, let user else { return respondError(target, .serverError(detail: "no session after login")) }
-
-        if let demanded = request.demandedSubject, demanded != tokenIssuer.subject(userID: user.id, client: client) {
-            return respondError(target, OAuthError(.loginRequired, "The signed-in user is not the one the claims parameter names."))
-        }
-        if let ask = try await scopesNeedingConsent(request, client: client, user: user) {
-            if promptNone { return respondError(target, OAuthError(.consentRequired, "The user must consent.")) }
-            return try await askConsent(request, client: client, user: user, scopes: ask, interaction: interaction, address: address)
-        }
-        return try await issueCode(request, by: session.authentication, target: target)
     }
 
     /// The consent page for `scopes`, within the request's interaction.
@@ -109,21 +107,6 @@ public struct Authorizer: Sendable {
             return tooManyStarted(ResponseTarget(redirectURI: request.redirectURI, mode: request.responseMode, state: request.state))
         }
         return .consent(interaction: id, request, client, user, scopes: scopes, essential: essential)
-    }
-
-    /// The scopes the consent page must ask for, or nil when none (OpenID Connect Core §3.1.2.4).
-    ///
-    /// Consent is remembered per client, and asked again only for scopes not yet allowed
-    /// (all of them with `prompt=consent`). First-party clients skip it, except for
-    /// sensitive scopes, which always need the user's explicit consent.
-    func scopesNeedingConsent(_ request: AuthorizationRequest, client: Client, user: User) async throws -> ScopeSet? {
-        let wanted = request.consentScopes
-        let isSensitive = { (scope: String) in ScopeCatalogue.definition(scope)?.sensitive == true }
-        if request.prompt.contains("consent") { return wanted }
-        let consented = try await consents.consentedScopes(userID: user.id, clientID: client.id)
-        var missing = wanted.subtracting(consented)
-        if client.firstParty { missing = ScopeSet(missing.values.filter(isSensitive)) }
-        return missing.isEmpty ? nil : missing
     }
 
     /// The sign-in a consent to `request` is given under: the one a hand-off ticket carried
@@ -166,29 +149,6 @@ public struct Authorizer: Sendable {
         if let state = target.state { parameters.append(("state", state)) }
         parameters.append(("iss", issuer))
         return .respond(target, parameters)
-    }
-
-    /// Why a sign-in the provider already knows (a browser session's, an authenticator app's,
-    /// a hand-off ticket's) can't answer `request`, or nil when it can: the request asks for a
-    /// new sign-in (`prompt=login` or `select_account`; only one made at `freshSince` or later
-    /// counts), one more recent than `max_age`, or another user (`id_token_hint`, `claims`).
-    /// Each is answered by signing in again (OpenID Connect Core §3.1.2.1).
-    func signInMismatch(_ request: AuthorizationRequest, client: Client, userID: String, authTime: Int64,
-                        freshSince: Int64? = nil) -> String? {
-        if request.prompt.contains("login") || request.prompt.contains("select_account"), freshSince.map({ authTime < $0 }) ?? true {
-            return "The request asks for a new sign-in (prompt=\(request.prompt.joined(separator: " ")))."
-        }
-        if let maxAge = request.maxAge, clock.now() - authTime >= maxAge {
-            return "The sign-in is older than the request's max_age."
-        }
-        let subject = tokenIssuer.subject(userID: userID, client: client)
-        if let hinted = request.hintedSubject, hinted != subject {
-            return "The request is for another user (id_token_hint) than the one signed in."
-        }
-        if let demanded = request.demandedSubject, demanded != subject {
-            return "The request is for another user (claims) than the one signed in."
-        }
-        return nil
     }
 
     /// The interaction that keeps `request` while the hosted pages complete it: `existing`,

@@ -84,24 +84,22 @@ extension Authorizer {
         let refused = OAuthError(.loginRequired, "The hand-off ticket is not valid: it was used, has expired or is for another app. "
                                     + "Sign in another way.")
         guard let ticket = try await crossApp.handoffTicket(hash: ticketHash, now: now), ticket.clientID == client.id,
-              let user = try await users.user(id: ticket.userID), !user.isDisabled else {
+              let user = try await users.user(id: ticket.userID) else {
             return respondError(target, refused)
         }
         // The ticket carries the sign-in made in the authenticator app, never a new one.
-        if let mismatch = signInMismatch(request, client: client, userID: user.id, authTime: ticket.authTime) {
-            return respondError(target, OAuthError(.loginRequired, mismatch + " A hand-off ticket can't answer it: sign in another way."))
+        let need = try await policy.need(request, client: client, signIn: InteractionPolicy.SignIn(user: user, authTime: ticket.authTime))
+        if case .signIn(let reason) = need {
+            return respondError(target, OAuthError(.loginRequired, reason + " A hand-off ticket can't answer it: sign in another way."))
         }
-        let consent = try await scopesNeedingConsent(request, client: client, user: user)
-        if consent != nil, request.prompt.contains("none") {
-            return respondError(target, OAuthError(.consentRequired, "The user must consent: send the request again without prompt=none."))
-        }
+        if let refusal = policy.refusal(need, request) { return respondError(target, refusal) }
         guard let used = try await crossApp.takeHandoffTicket(hash: ticketHash, now: now), used.clientID == client.id else {
             return respondError(target, refused)
         }
         await audit.record(.handoffUsed, userID: user.id, clientID: client.id, detail: "handed over by \(used.issuedBy)")
         var continued = request
         continued.handoffTicketHash = nil
-        if let consent {
+        if case .consent(let consent) = need {
             continued.handedOver = HandedOverSignIn(userID: user.id, authTime: used.authTime, amr: used.amr)
             // An interaction of its own, which carries the handed-over sign-in.
             return try await askConsent(continued, client: client, user: user, scopes: consent, interaction: nil, address: address)

@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+import TesseraCore
+@testable import TesseraDomain
+import TesseraSQL
+import TesseraTestSupport
+
+/// ``InteractionPolicy``: whether a known sign-in answers a request, and what else it needs,
+/// the one rule behind the hosted pages, hand-off tickets and authenticator approvals.
+@Suite("Interaction policy")
+struct InteractionPolicyTests {
+    static let now: Int64 = 1_800_000_000
+
+    let client = Client(id: "app", name: "App", authMethod: .none, redirectURIs: ["https://app.example/cb"],
+                        grantTypes: [GrantType.authorizationCode], scopes: ScopeSet(["openid", "email", "profile"]), createdAt: 1)
+    let alice = User(id: "u-alice", email: "alice@example.com", emailVerified: true, profile: [:], createdAt: 1, updatedAt: 1)
+
+    /// The policy over `store`, which gets the client and Alice.
+    func policy(_ store: SQLStore) async throws -> InteractionPolicy {
+        try await store.insert(client)
+        try await store.insert(alice)
+        let clock = WallClock { Self.now }
+        let keys = KeyRing(store: store, algorithm: .rs256, gracePeriod: 0,
+                           masterKey: MasterKey(box: try SecretBox(masterKey: String(repeating: "ab", count: 32)), source: "test"), clock: clock)
+        let issuer = TokenIssuer(issuer: "https://id.example", keys: keys, clock: clock, accessTokenLifetime: 300, idTokenLifetime: 300,
+                                 refreshTokenLifetime: 3600, pairwiseSecret: "pairwise")
+        return InteractionPolicy(tokenIssuer: issuer, consents: store, clock: clock)
+    }
+
+    func request(scope: String = "openid email", prompt: [String] = [], maxAge: Int64? = nil, hint: String? = nil) -> AuthorizationRequest {
+        AuthorizationRequest(clientID: "app", redirectURI: "https://app.example/cb", responseMode: .query, state: nil, nonce: nil,
+                             scope: ScopeSet(parsing: scope), claims: nil, claimScopes: ScopeSet([]), codeChallenge: nil, prompt: prompt,
+                             maxAge: maxAge, loginHint: nil, hintedSubject: hint, uiLocales: [])
+    }
+
+    @Test("nobody signed in, or a disabled account: sign in; prompt=none makes it login_required")
+    func signInFirst() async throws {
+        try await withStore { store in
+            let policy = try await policy(store)
+            let none = request(prompt: ["none"])
+            #expect(try await policy.need(request(), client: client, signIn: nil) == .signIn("The user must sign in."))
+            #expect(policy.refusal(try await policy.need(none, client: client, signIn: nil), none)?.code == .loginRequired)
+            var disabled = alice
+            disabled.disabledAt = Self.now - 10
+            let need = try await policy.need(request(), client: client, signIn: .init(user: disabled, authTime: Self.now))
+            #expect(need == .signIn("The account is disabled."))
+            #expect(policy.refusal(need, request()) == nil, "the login page may be shown")
+            #expect(policy.refusal(need, request(), reauthenticate: false)?.code == .loginRequired, "but not again after a sign-in made for the request")
+        }
+    }
+
+    @Test("prompt=login and max_age want a sign-in made for this request; one made since answers them")
+    func freshness() async throws {
+        try await withStore { store in
+            let policy = try await policy(store)
+            try await store.recordConsent(userID: alice.id, clientID: "app", scopes: ScopeSet(["openid", "email"]), now: Self.now)
+            let old = InteractionPolicy.SignIn(user: alice, authTime: Self.now - 600)
+            #expect(policy.reauthentication(request(), client: client, signIn: old) == nil)
+            #expect(policy.reauthentication(request(prompt: ["login"]), client: client, signIn: old)?.contains("prompt=login") == true)
+            #expect(policy.reauthentication(request(prompt: ["select_account"]), client: client, signIn: old) != nil)
+            #expect(policy.reauthentication(request(maxAge: 600), client: client, signIn: old)?.contains("max_age") == true)
+            #expect(policy.reauthentication(request(maxAge: 601), client: client, signIn: old) == nil)
+            // Made after the request arrived (an approval after the push, a sign-in on the login page): fresh, even for max_age=0.
+            let since = InteractionPolicy.SignIn(user: alice, authTime: Self.now - 5, freshSince: Self.now - 30)
+            #expect(try await policy.need(request(prompt: ["login"], maxAge: 0), client: client, signIn: since) == .nothing)
+            let before = InteractionPolicy.SignIn(user: alice, authTime: Self.now - 60, freshSince: Self.now - 30)
+            #expect(policy.reauthentication(request(prompt: ["login"]), client: client, signIn: before) != nil)
+        }
+    }
+
+    @Test("a request for another user (id_token_hint, claims sub) is never answered by this sign-in, fresh or not")
+    func anotherUser() async throws {
+        try await withStore { store in
+            let policy = try await policy(store)
+            let fresh = InteractionPolicy.SignIn(user: alice, authTime: Self.now, freshSince: Self.now)
+            #expect(policy.reauthentication(request(hint: "u-bob"), client: client, signIn: fresh)?.contains("id_token_hint") == true)
+            #expect(policy.reauthentication(request(hint: alice.id), client: client, signIn: fresh) == nil)
+            var demanding = request()
+            demanding.claims = try JSONDecoder().decode(ClaimsRequest.self, from: Data(#"{"id_token":{"sub":{"value":"u-bob"}}}"#.utf8))
+            #expect(policy.reauthentication(demanding, client: client, signIn: fresh)?.contains("claims") == true)
+        }
+    }
+
+    @Test("consent: asked for scopes not yet allowed, all of them with prompt=consent, only sensitive ones for first-party clients; prompt=none makes it consent_required")
+    func consent() async throws {
+        try await withStore { store in
+            let policy = try await policy(store)
+            let signIn = InteractionPolicy.SignIn(user: alice, authTime: Self.now)
+            #expect(try await policy.need(request(), client: client, signIn: signIn) == .consent(ScopeSet(["openid", "email"])))
+            try await store.recordConsent(userID: alice.id, clientID: "app", scopes: ScopeSet(["openid"]), now: Self.now)
+            #expect(try await policy.need(request(), client: client, signIn: signIn) == .consent(ScopeSet(["email"])))
+            #expect(try await policy.need(request(prompt: ["consent"]), client: client, signIn: signIn) == .consent(ScopeSet(["openid", "email"])))
+            let none = request(prompt: ["none"])
+            #expect(policy.refusal(try await policy.need(none, client: client, signIn: signIn), none)?.code == .consentRequired)
+            var firstParty = client
+            firstParty.firstParty = true
+            #expect(try await policy.need(request(), client: firstParty, signIn: signIn) == .nothing)
+            #expect(try await policy.need(request(scope: "openid address"), client: firstParty, signIn: signIn) == .consent(ScopeSet(["address"])))
+            try await store.recordConsent(userID: alice.id, clientID: "app", scopes: ScopeSet(["email"]), now: Self.now)
+            #expect(try await policy.need(request(), client: client, signIn: signIn) == .nothing)
+        }
+    }
+}
