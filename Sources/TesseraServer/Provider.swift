@@ -48,6 +48,8 @@ public final class Provider: Sendable {
     let federation: Federation
     /// Browser sessions.
     let sessions: Sessions
+    /// RP-initiated logout: what a request may do.
+    let logout: Logout
     /// A user's account as the account page and API see it.
     let accounts: Accounts
     /// The registered clients.
@@ -140,6 +142,7 @@ public final class Provider: Sendable {
         federation = try Federation(settings: configuration.upstreamProviders, issuer: issuer, store: store, secretBox: secretBox,
                                     audit: audit, clock: clock, logger: logger)
         sessions = Sessions(store: store, users: store, lifetime: configuration.sessionLifetime, clock: clock)
+        logout = Logout(tokenIssuer: tokenIssuer, clients: store, sessions: sessions, deviceSessions: deviceSessions)
         accounts = Accounts(users: store, clients: store, consents: store, identities: store, audit: audit, clock: clock)
         clients = Clients(store: store)
         clientAdministration = ClientAdministration(store: store, audit: audit, clock: clock)

@@ -21,6 +21,29 @@ public enum Administrator: Sendable, Equatable {
     }
 }
 
+/// Who may use the admin console from a browser, decided by ``Administrator/console(session:user:now:)``.
+public enum ConsoleAccess: Sendable, Equatable {
+    /// Nobody is signed in, or the sign-in is older than ``Administrator/consoleSessionLimit``.
+    case signIn
+    /// Signed in, but the account holds no admin role (or is disabled).
+    case notAdministrator(email: String)
+    case granted(Administrator)
+}
+
+extension Administrator {
+    /// How old a sign-in the console accepts (12 hours): an administrator's forgotten browser
+    /// session is worth less than a user's.
+    public static let consoleSessionLimit: Int64 = 12 * 3600
+
+    /// Whether the browser's session (and its user) may administer: a user with the admin role,
+    /// not disabled, signed in within ``consoleSessionLimit``.
+    public static func console(session: BrowserSession?, user: User?, now: Int64) -> ConsoleAccess {
+        guard let session, let user, session.isRecent(now: now, within: consoleSessionLimit) else { return .signIn }
+        guard user.mayAdminister else { return .notAdministrator(email: user.email) }
+        return .granted(.user(id: user.id, email: user.email))
+    }
+}
+
 /// Why an administrative request cannot be done, in words an administrator can act on.
 public enum AdminError: Error, Sendable, Equatable, CustomStringConvertible {
     /// No such client, user or key.

@@ -7,7 +7,14 @@ public struct ClientRegistration: Sendable {
     public var name: String
     public var redirectURIs: [String]
     public var postLogoutRedirectURIs: [String] = []
-    public var isPublic = false
+    /// How the client authenticates at the token endpoint, when it says; nil: by the credentials
+    /// it registers (`private_key_jwt` with `jwks`, else a secret).
+    public var authMethod: ClientAuthMethod?
+    /// A public client (`none`): an app whose every copy would hold its credentials, so it has none.
+    public var isPublic: Bool {
+        get { authMethod == ClientAuthMethod.none }
+        set { authMethod = newValue ? ClientAuthMethod.none : (authMethod == ClientAuthMethod.none ? nil : authMethod) }
+    }
     public var secret: String?
     public var scopes: [String] = ["openid", "profile", "email", "offline_access"]
     public var grantTypes: [String] = [GrantType.authorizationCode, GrantType.refreshToken]
@@ -281,6 +288,9 @@ public struct ClientAdministration: Sendable {
             throw ConfigurationError("a client secret must be at least 32 characters (leave --secret out to generate one)")
         }
         try validate(registration.appLinks)
+        if registration.authMethod == .privateKeyJWT, registration.jwks == nil {
+            throw ConfigurationError("private_key_jwt needs the client's 'jwks'")
+        }
         if registration.jwks != nil && registration.secret != nil {
             throw ConfigurationError("a client authenticates either with a secret or with its keys, not both")
         }

@@ -28,8 +28,12 @@ package struct TokenIntrospection: Sendable {
 
     static let inactive: [String: JSONValue] = ["active": false]
 
-    /// RFC 7662 §2.2; only confidential clients call it.
-    package func introspect(_ token: String, by client: Client) async throws -> [String: JSONValue] {
+    /// RFC 7662 §2.2. Only confidential clients may introspect: a public client's credentials
+    /// are in every copy of its app, so anyone could learn about its users' tokens.
+    /// `token` nil: the request had none.
+    package func introspect(_ token: String?, by client: Client) async throws -> [String: JSONValue] {
+        guard !client.isPublic else { throw OAuthError.invalidClient("Public clients cannot use token introspection.") }
+        guard let token else { throw OAuthError.invalidRequest("The token parameter is missing.") }
         if let validated = try? await accessTokens.validate(token) {
             let ownToken = validated.clientID == client.id
             guard ownToken || !validated.scope.intersection(client.servedScopes).isEmpty else { return Self.inactive }

@@ -254,10 +254,9 @@ public struct AdminAPI: Sendable {
         registration.assertionLifetime = try body.int("assertion_lifetime")
         registration.appLinks = try appLinks(body, default: ClientAppLinks())
         switch try body.string("token_endpoint_auth_method") {
-        case nil, "client_secret_basic", "client_secret_post": registration.isPublic = false
-        case "none": registration.isPublic = true
-        case "private_key_jwt" where registration.jwks != nil: break
-        case "private_key_jwt": throw AdminProblem.badRequest("private_key_jwt needs the client's 'jwks'")
+        case nil, "client_secret_basic", "client_secret_post": registration.authMethod = nil
+        case "none": registration.authMethod = ClientAuthMethod.none
+        case "private_key_jwt": registration.authMethod = .privateKeyJWT
         case let other?: throw AdminProblem.badRequest("'\(other)' is not a token_endpoint_auth_method (client_secret_basic, none, private_key_jwt)")
         }
         switch try body.string("subject_type") {

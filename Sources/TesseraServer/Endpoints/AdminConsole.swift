@@ -6,13 +6,10 @@ import TesseraDomain
 
 /// The admin console at `/admin`: server-rendered pages over the admin API's operations
 /// (``AdminAPI/perform(_:by:)``), for a signed-in user holding the admin role. No JavaScript;
-/// every change is a form with a CSRF token bound to the session; a session older than
-/// ``sessionLimit`` must sign in again.
+/// every change is a form with a CSRF token bound to the session; who may use it is
+/// ``Administrator/console(session:user:now:)`` (a session older than 12 hours signs in again).
 struct AdminConsole {
     let provider: Provider
-    /// How old a sign-in the console accepts (12 hours): an administrator's forgotten browser
-    /// session is worth less than a user's.
-    static let sessionLimit: Int64 = 12 * 3600
 
     var api: AdminAPI { AdminAPI(provider: provider) }
     var pages: PageRenderer { provider.pages }
@@ -64,18 +61,19 @@ struct AdminConsole {
     /// The signed-in administrator, or the page to show instead (sign in, or not an administrator).
     func administrator(_ request: Request) async throws -> Result<(admin: Administrator, email: String), ResponseBox> {
         let language = language(request)
-        guard let (session, user) = try await BrowserSessions(provider: provider).signedIn(request),
-              session.isRecent(now: provider.clock.now(), within: Self.sessionLimit) else {
+        let signedIn = try await BrowserSessions(provider: provider).signedIn(request)
+        switch Administrator.console(session: signedIn?.0, user: signedIn?.1, now: provider.clock.now()) {
+        case .signIn:
             return .failure(ResponseBox(loginPage(request, message: nil, status: .ok)))
-        }
-        guard user.mayAdminister else {
-            let text = ConsoleText.text("notAdmin", language).replacingOccurrences(of: "{email}", with: user.email)
+        case .notAdministrator(let email):
+            let text = ConsoleText.text("notAdmin", language).replacingOccurrences(of: "{email}", with: email)
             return .failure(ResponseBox(Responses.html(pages.render("message", [
                 "title": ConsoleText.text("notAdminTitle", language), "message": text,
                 "link": "/logout", "linkText": ConsoleText.text("signOut", language),
             ], language: language), status: .forbidden)))
+        case .granted(let admin):
+            return .success((admin, admin.description))
         }
-        return .success((.user(id: user.id, email: user.email), user.email))
     }
 
     /// A response carried through a `Result`.

@@ -41,33 +41,15 @@ struct EmailLinkEndpoints {
             throw NativeAuthError("invalid_request", "The email parameter is empty or not valid: it must be an email address.",
                                   suberror: "invalid_email", errorCodes: [90100])
         }
-        var request = EmailLinks.SendRequest(email: email, language: caller.language)
+        var request = EmailLinks.SendRequest(email: email, continueURL: parameters["continue_url"], iosBundleID: parameters["ios_bundle_id"],
+                                             androidPackageName: parameters["android_package_name"],
+                                             androidMinimumVersion: parameters["android_package_name"] == nil ? nil : parameters["android_minimum_version"],
+                                             language: caller.language)
         request.handleInApp = try flag(parameters, "handle_code_in_app")
         request.androidInstallApp = try flag(parameters, "android_install_app")
-        if let url = parameters["continue_url"] {
-            guard EmailLinks.allows(continueURL: url, client: caller.client) else {
-                throw NativeAuthError("invalid_request", "continue_url must be an https URL on a domain registered for this client "
-                                        + "(a redirect URI's host or a --link-domain).", suberror: "unauthorized_continue_uri")
-            }
-            request.continueURL = url
-        } else if request.handleInApp {
-            throw NativeAuthError.invalidRequest("continue_url is required when handle_code_in_app is true: it is where the link "
-                                                 + "goes when the app isn't installed.")
+        do { try await links.send(request, from: caller.client, clientAddress: caller.address) } catch let problem as EmailLinks.SettingsProblem {
+            throw Self.error(for: problem)
         }
-        if let bundle = parameters["ios_bundle_id"] {
-            guard caller.client.appLinks.appleBundleIDs.contains(bundle) else {
-                throw NativeAuthError.invalidRequest("ios_bundle_id '\(bundle)' is not an iOS app registered for this client (--ios-app).")
-            }
-            request.iosBundleID = bundle
-        }
-        if let package = parameters["android_package_name"] {
-            guard caller.client.appLinks.androidApps.contains(where: { $0.packageName == package }) else {
-                throw NativeAuthError.invalidRequest("android_package_name '\(package)' is not an Android app registered for this client (--android-app).")
-            }
-            request.androidPackageName = package
-            request.androidMinimumVersion = parameters["android_minimum_version"]
-        }
-        try await links.send(request, clientID: caller.client.id, clientAddress: caller.address)
         return Responses.json(try CanonicalJSON.encode(EmailLinkSendAnswer(email: email, expiresIn: links.lifetime)))
     }
 
@@ -123,6 +105,21 @@ struct EmailLinkEndpoints {
             NativeAuthError("user_mismatch", "The link was sent to another address than the signed-in user's.")
         case .unavailable:
             NativeAuthWire.unavailable
+        }
+    }
+
+    static func error(for problem: EmailLinks.SettingsProblem) -> NativeAuthError {
+        switch problem {
+        case .continueURLNotAllowed:
+            NativeAuthError("invalid_request", "continue_url must be an https URL on a domain registered for this client "
+                                + "(a redirect URI's host or a --link-domain).", suberror: "unauthorized_continue_uri")
+        case .continueURLRequired:
+            NativeAuthError.invalidRequest("continue_url is required when handle_code_in_app is true: it is where the link "
+                                           + "goes when the app isn't installed.")
+        case .unknownIOSApp(let bundle):
+            NativeAuthError.invalidRequest("ios_bundle_id '\(bundle)' is not an iOS app registered for this client (--ios-app).")
+        case .unknownAndroidApp(let package):
+            NativeAuthError.invalidRequest("android_package_name '\(package)' is not an Android app registered for this client (--android-app).")
         }
     }
 

@@ -60,6 +60,34 @@ package struct EmailLinks: Sendable {
         }
     }
 
+    /// Why an app's settings for its link are refused: each names something the client did not register.
+    package enum SettingsProblem: Error, Equatable {
+        /// `continue_url` is not https (or loopback http) on a host of the client's.
+        case continueURLNotAllowed
+        /// The link is to open in the app, and nothing says where it goes without the app.
+        case continueURLRequired
+        case unknownIOSApp(String)
+        case unknownAndroidApp(String)
+    }
+
+    /// Sends a link an app asked for, once its settings name only what `client` registered: a
+    /// `continue_url` on one of its hosts (``allows(continueURL:client:)``), one at all when the
+    /// link opens in the app, and its own iOS and Android apps.
+    package func send(_ request: SendRequest, from client: Client, clientAddress: String) async throws {
+        if let url = request.continueURL {
+            guard Self.allows(continueURL: url, client: client) else { throw SettingsProblem.continueURLNotAllowed }
+        } else if request.handleInApp {
+            throw SettingsProblem.continueURLRequired
+        }
+        if let bundle = request.iosBundleID, !client.appLinks.appleBundleIDs.contains(bundle) {
+            throw SettingsProblem.unknownIOSApp(bundle)
+        }
+        if let package = request.androidPackageName, !client.appLinks.androidApps.contains(where: { $0.packageName == package }) {
+            throw SettingsProblem.unknownAndroidApp(package)
+        }
+        try await send(request, clientID: client.id, clientAddress: clientAddress)
+    }
+
     /// The client of links the account page sends to confirm a sign-in: stored as no client
     /// (`client_id` NULL), so no app can redeem them.
     package static let accountClientID = "tessera:account"
