@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "TesseraCore", targets: ["TesseraCore"]),
         .library(name: "TesseraDomain", targets: ["TesseraDomain"]),
         .library(name: "TesseraServer", targets: ["TesseraServer"]),
+        .library(name: "TesseraNode", targets: ["TesseraNode"]),
         .library(name: "TesseraAuth", targets: ["TesseraAuth"]),
     ],
     dependencies: [
@@ -133,14 +134,14 @@ let package = Package(
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
             ]
         ),
-        // HTTP: endpoints, hosted pages, middleware, and `Provider`, where everything is wired.
+        // HTTP: endpoints, hosted pages, middleware, over `Services` (the domain's services, no
+        // store). TesseraSQL is absent from its dependencies: an endpoint can't reach a store.
         .target(
             name: "TesseraServer",
             dependencies: [
                 "TesseraCore",
                 "TesseraAuthCore",
                 "TesseraDomain",
-                "TesseraSQL",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -180,6 +181,26 @@ let package = Package(
                 .embedInCode("Resources/pages/adminkeys.mustache"),
                 .embedInCode("Resources/pages/adminaudit.mustache"),
                 .embedInCode("Resources/pages/tessera.css"),
+                // The OpenAPI documents it serves: copies of docs/*.openapi.json (scripts/generate-openapi-source).
+                .embedInCode("Resources/openapi/native-auth.openapi.json"),
+                .embedInCode("Resources/openapi/admin.openapi.json"),
+            ]
+        ),
+        // The wiring: `Provider` (the database, its store, the mail transport and the services
+        // built over them) and `Node` (a serving node's life: listeners, waiting for the
+        // database, the background work, the bounded stop). The one target that knows both the
+        // SQL store and the endpoints.
+        .target(
+            name: "TesseraNode",
+            dependencies: [
+                "TesseraCore",
+                "TesseraDomain",
+                "TesseraSQL",
+                "TesseraServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // The SDK without an HTTP client: every flow, the `HTTPTransport` protocol, token storage.
@@ -201,6 +222,7 @@ let package = Package(
             name: "tessera",
             dependencies: [
                 "TesseraDomain",
+                "TesseraNode",
                 "TesseraServer",
                 "TesseraAuthCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -238,6 +260,7 @@ let package = Package(
                 "TesseraSQL",
                 "TesseraSQLite",
                 "TesseraServer",
+                "TesseraNode",
                 "TesseraAuthCore",
                 "TesseraTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -251,6 +274,7 @@ let package = Package(
             dependencies: [
                 "TesseraAuth",
                 "TesseraDomain",
+                "TesseraNode",
                 "TesseraServer",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

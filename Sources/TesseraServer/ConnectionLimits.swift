@@ -6,7 +6,7 @@ import TesseraDomain
 
 extension ConnectionLimits {
     /// Hummingbird's HTTP/1 server with these limits.
-    var server: HTTPServerBuilder {
+    package var server: HTTPServerBuilder {
         let limits = self
         return HTTPServerBuilder { responder in GuardedHTTP1Channel(limits: limits, responder: responder) }
     }

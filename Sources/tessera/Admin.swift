@@ -5,6 +5,7 @@ import TesseraAuthCore
 import TesseraCore
 import TesseraDomain
 import TesseraServer
+import TesseraNode
 
 /// Where an admin command acts: a running server, through its admin API (`--server`), or the
 /// database directly (`--database`, as `serve` would open it). Both run the same operations
@@ -34,7 +35,7 @@ struct AdminTarget: ParsableArguments {
                 result = try await RemoteAdmin(server: server).perform(call)
             } else {
                 result = try await withProvider(storage.flags) { provider in
-                    AdminResult(await AdminAPI(provider: provider).perform(call, by: .operator))
+                    AdminResult(await AdminAPI(services: provider.services).perform(call, by: .operator))
                 }
             }
         } catch let error as ConfigurationError { fail(error) } catch let error as DatabaseUnavailable { fail(error) } catch let error as AdminCommandError {

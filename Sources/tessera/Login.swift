@@ -3,6 +3,7 @@ import Foundation
 import TesseraAuthCore
 import TesseraCore
 import TesseraServer
+import TesseraNode
 import TesseraDomain
 
 /// `tessera login`: the SDK's browser sign-in, run for real from a terminal (RFC 8252 §7.3),

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import TesseraCore
 import TesseraServer
+import TesseraNode
 import TesseraDomain
 
 @main

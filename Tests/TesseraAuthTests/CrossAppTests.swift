@@ -5,6 +5,7 @@ import TesseraAuth
 import TesseraCore
 import TesseraDomain
 import TesseraServer
+import TesseraNode
 
 /// iOS's universal-link opening, stood in for: with an "installed" authenticator app the link is
 /// handed to it (a task, as iOS switches apps) and true returned; without one, false.

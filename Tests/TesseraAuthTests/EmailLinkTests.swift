@@ -3,6 +3,7 @@ import Testing
 import TesseraAuth
 import TesseraCore
 import TesseraServer
+import TesseraNode
 import TesseraDomain
 
 extension LiveProvider {

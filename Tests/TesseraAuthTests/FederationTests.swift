@@ -8,6 +8,7 @@ import Testing
 import TesseraAuth
 import TesseraCore
 @testable import TesseraServer
+@testable import TesseraNode
 @testable import TesseraDomain
 
 /// A browser of the downstream provider's router (in process), with a cookie jar.

@@ -4,6 +4,7 @@ import Testing
 import TesseraAuth
 import TesseraCore
 import TesseraServer
+import TesseraNode
 import TesseraDomain
 
 /// The SDK against the real provider over live loopback HTTP.

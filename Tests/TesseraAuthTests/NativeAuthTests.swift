@@ -3,6 +3,7 @@ import Testing
 import TesseraAuth
 import TesseraCore
 import TesseraServer
+import TesseraNode
 import TesseraDomain
 
 /// Attributes the sign-up collects in these tests: a name, and a city of letters.

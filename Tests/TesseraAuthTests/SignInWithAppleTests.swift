@@ -7,6 +7,7 @@ import Testing
 import TesseraAuth
 import TesseraCore
 import TesseraServer
+import TesseraNode
 import TesseraDomain
 
 /// Apple's token and keys endpoints, small: it signs RS256 tokens for one Apple ID, checks the

@@ -9,6 +9,7 @@ import Synchronization
 import TesseraAuth
 import TesseraCore
 import TesseraServer
+import TesseraNode
 import TesseraDomain
 #if canImport(Glibc)
 import Glibc

@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 import TesseraCore
 @testable import TesseraServer
+@testable import TesseraNode
 @testable import TesseraDomain
 @testable import TesseraSQL
 import TesseraTestSupport

@@ -5,6 +5,7 @@ import NIOCore
 import NIOPosix
 import Testing
 @testable import TesseraServer
+@testable import TesseraNode
 @testable import TesseraDomain
 @testable import TesseraSQL
 

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Testing
 import TesseraCore
 @testable import TesseraServer
+@testable import TesseraNode
 @testable import TesseraDomain
 @testable import TesseraSQL
 

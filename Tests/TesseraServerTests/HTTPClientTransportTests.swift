@@ -7,6 +7,7 @@ import Testing
 import TesseraAuthCore
 import TesseraCore
 import TesseraServer
+import TesseraNode
 import TesseraDomain
 import TesseraSQL
 

@@ -8,6 +8,7 @@ import ServiceLifecycle
 import Testing
 import TesseraCore
 @testable import TesseraServer
+@testable import TesseraNode
 @testable import TesseraDomain
 @testable import TesseraSQL
 import TesseraTestSupport
@@ -19,12 +20,12 @@ func codeMessage(to: String = "alice@example.com", code: String = "12345678") ->
 }
 
 extension Provider {
-    var outboxMailer: OutboxMailer { mailer as! OutboxMailer }
+    var outboxMailer: OutboxMailer { self.mailer as! OutboxMailer }
 
     /// Delivery from this provider's outbox through `transport`, with the provider's clock.
     func delivery(_ transport: any MailTransport, logger: Logger? = nil) -> OutboxDelivery {
-        OutboxDelivery(store: store, transport: transport, clock: clock, logger: logger ?? self.logger,
-                       signal: mailDelivery.signal)
+        OutboxDelivery(store: store, transport: transport, clock: self.clock, logger: logger ?? self.logger,
+                       signal: self.mailDelivery.signal)
     }
 }
 

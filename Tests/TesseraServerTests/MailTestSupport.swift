@@ -7,6 +7,7 @@ import NIOSSL
 import Synchronization
 import X509
 @testable import TesseraServer
+@testable import TesseraNode
 @testable import TesseraDomain
 @testable import TesseraSQL
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TesseraCore
 @testable import TesseraServer
+@testable import TesseraNode
 @testable import TesseraDomain
 @testable import TesseraSQL
 

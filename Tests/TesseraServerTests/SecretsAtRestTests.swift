@@ -3,6 +3,7 @@ import Logging
 import Testing
 import TesseraCore
 @testable import TesseraServer
+@testable import TesseraNode
 @testable import TesseraDomain
 @testable import TesseraSQL
 

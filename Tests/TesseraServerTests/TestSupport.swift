@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import TesseraCore
 @testable import TesseraServer
+@testable import TesseraNode
 @testable import TesseraDomain
 @testable import TesseraSQL
 import TesseraTestSupport

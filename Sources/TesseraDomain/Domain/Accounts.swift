@@ -23,6 +23,16 @@ package struct Accounts: Sendable {
         try await users.user(id: id)
     }
 
+    /// How the user can sign in: `password`, `email` (codes and links, for a verified address)
+    /// and the ids of the upstream providers linked to the account.
+    package func linkedProviders(of user: User) async throws -> [String] {
+        var providers: [String] = []
+        if user.passwordHash != nil { providers.append("password") }
+        if user.emailVerified && !user.email.hasSuffix(".upstream.invalid") { providers.append("email") }
+        providers += try await identities.identities(userID: user.id).map(\.providerID)
+        return providers
+    }
+
     /// The user a browser session belongs to (nil once the account is gone).
     package func user(of session: BrowserSession) async throws -> User? {
         try await users.user(id: session.userID)

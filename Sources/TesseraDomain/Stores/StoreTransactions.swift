@@ -14,3 +14,8 @@ public typealias TransactionStores = UserStore & SessionStore & GrantStore & Ide
 public protocol StoreTransactions: Sendable {
     func transaction<T: Sendable>(_ body: @Sendable (any TransactionStores) async throws -> T) async throws -> T
 }
+
+/// Every store the provider's services use: what the wiring hands them (the SQL store, on
+/// SQLite or PostgreSQL). Nothing above the domain holds one but the wiring.
+public typealias ServiceStores = TransactionStores & StoreTransactions & ClientStore & ConsentStore & InteractionStore & KeyStore
+    & OutboxStore & ThrottleStore & UsedOnceStore

@@ -6,7 +6,7 @@ import TesseraDomain
 /// The user's own page at the provider: which apps they allowed to see what, and a
 /// button to take each permission back (which also ends that app's refresh tokens).
 struct AccountEndpoint {
-    let provider: Provider
+    let services: Services
 
     func register(on router: Router<TesseraRequestContext>) {
         router.get("/account") { request, _ in try await account(request) }
@@ -22,12 +22,12 @@ struct AccountEndpoint {
     func providers(_ request: Request) async throws -> Response {
         do {
             guard let token = request.bearerToken else { throw OAuthError(.invalidToken, "An access token is required.") }
-            let validated = try await provider.accessTokens.validate(token)
-            guard let grant = validated.grant, let (user, client) = try await provider.accounts.owner(of: grant) else {
+            let validated = try await services.accessTokens.validate(token)
+            guard let grant = validated.grant, let (user, client) = try await services.accounts.owner(of: grant) else {
                 throw OAuthError(.invalidToken, "The access token is not a user's.")
             }
             guard client.firstParty else { throw OAuthError(.insufficientScope, "Only the account's first-party apps may read this.") }
-            return try Responses.json(LinkedProvidersAnswer(linkedProviders: try await provider.linkedProviders(of: user)))
+            return try Responses.json(LinkedProvidersAnswer(linkedProviders: try await services.accounts.linkedProviders(of: user)))
         } catch let error as OAuthError {
             return Responses.bearerError(error)
         }
@@ -40,16 +40,16 @@ struct AccountEndpoint {
 
     func account(_ request: Request, message: String? = nil) async throws -> Response {
         let language = language(request)
-        let (csrf, cookie) = provider.csrf.token(for: request)
-        guard let (_, user) = try await BrowserSessions(provider: provider).signedIn(request) else {
-            var response = Responses.html(provider.pages.login(language: language, action: "/account/login", clientName: nil,
+        let (csrf, cookie) = services.csrf.token(for: request)
+        guard let (_, user) = try await BrowserSessions(services: services).signedIn(request) else {
+            var response = Responses.html(services.pages.login(language: language, action: "/account/login", clientName: nil,
                                                                interaction: nil, csrf: csrf, email: nil, message: message),
                                           status: message == nil ? .ok : .unauthorized)
             if let cookie { response.setCookie(cookie) }
             return response
         }
         var apps: [AccountPageApp] = []
-        for (consent, name) in try await provider.accounts.apps(of: user.id) {
+        for (consent, name) in try await services.accounts.apps(of: user.id) {
             let ordered = consent.scopes.values.sorted { ScopeCatalogue.order($0) < ScopeCatalogue.order($1) }
             apps.append(AccountPageApp(clientID: consent.clientID, name: name, scopes: ordered.map { scope in
                 var item: [String: Any] = ["text": language.describe(scope: scope)]
@@ -57,16 +57,16 @@ struct AccountEndpoint {
                 return item
             }))
         }
-        let names = Dictionary(uniqueKeysWithValues: provider.federation.ordered.map { ($0.id, $0.settings.name) })
-        let linkedIdentities = try await provider.accounts.identities(of: user.id)
+        let names = Dictionary(uniqueKeysWithValues: services.federation.ordered.map { ($0.id, $0.settings.name) })
+        let linkedIdentities = try await services.accounts.identities(of: user.id)
         let identities: [[String: Any]] = linkedIdentities.map { identity in
             ["name": names[identity.providerID] ?? identity.providerID, "provider": identity.providerID, "email": identity.email ?? ""]
         }
         let linked = Set(linkedIdentities.map(\.providerID))
-        var response = Responses.html(provider.pages.account(language: language, email: user.email, apps: apps, csrf: csrf,
+        var response = Responses.html(services.pages.account(language: language, email: user.email, apps: apps, csrf: csrf,
                                                              identities: identities,
-                                                             connect: provider.federation.loginProviders.filter { !linked.contains($0.id) }),
-                                      formTargets: provider.federation.ordered.map(\.authorizationOrigin))
+                                                             connect: services.federation.loginProviders.filter { !linked.contains($0.id) }),
+                                      formTargets: services.federation.ordered.map(\.authorizationOrigin))
         if let cookie { response.setCookie(cookie) }
         return response
     }
@@ -75,11 +75,11 @@ struct AccountEndpoint {
         var request = request
         let form = try await request.formParameters()
         let language = language(request)
-        guard provider.csrf.isValid(form["csrf_token"], request: request) else {
-            return Responses.html(provider.pages.error(language: language, error: OAuthError(.invalidRequest),
+        guard services.csrf.isValid(form["csrf_token"], request: request) else {
+            return Responses.html(services.pages.error(language: language, error: OAuthError(.invalidRequest),
                                                        intro: language.text(.sessionExpired)), status: .badRequest)
         }
-        switch try await BrowserSessions(provider: provider).signIn(form: form, request: request, context: context, then: "/account") {
+        switch try await BrowserSessions(services: services).signIn(form: form, request: request, context: context, then: "/account") {
         case .success(let response):
             return response
         case .failure(let failure):
@@ -94,16 +94,16 @@ struct AccountEndpoint {
     /// Nil when the browser's sign-in is recent enough for a sensitive change; otherwise the
     /// page that asks the user to sign in again (a stolen or forgotten session can't do it).
     func confirmItIsYou(_ request: Request, user: User, reason: PageLanguage.Key) async throws -> Response? {
-        if let session = try await BrowserSessions(provider: provider).current(request),
-           session.isRecent(now: provider.clock.now(), within: provider.configuration.reauthenticateAfter) { return nil }
+        if let session = try await BrowserSessions(services: services).current(request),
+           session.isRecent(now: services.clock.now(), within: services.configuration.reauthenticateAfter) { return nil }
         return reauthenticationPage(request, user: user, reason: reason, message: nil, status: .ok)
     }
 
     func reauthenticationPage(_ request: Request, user: User, reason: PageLanguage.Key?, message: String?,
                               status: HTTPResponse.Status) -> Response {
         let language = language(request)
-        let (csrf, cookie) = provider.csrf.token(for: request)
-        var response = Responses.html(provider.pages.reauthenticate(language: language, reason: reason, csrf: csrf,
+        let (csrf, cookie) = services.csrf.token(for: request)
+        var response = Responses.html(services.pages.reauthenticate(language: language, reason: reason, csrf: csrf,
                                                                     email: user.email, message: message), status: status)
         if let cookie { response.setCookie(cookie) }
         return response
@@ -116,9 +116,9 @@ struct AccountEndpoint {
         var request = request
         let form = try await request.formParameters()
         let language = language(request)
-        guard provider.csrf.isValid(form["csrf_token"], request: request),
-              let (_, user) = try await BrowserSessions(provider: provider).signedIn(request) else {
-            return Responses.html(provider.pages.error(language: language, error: OAuthError(.invalidRequest),
+        guard services.csrf.isValid(form["csrf_token"], request: request),
+              let (_, user) = try await BrowserSessions(services: services).signedIn(request) else {
+            return Responses.html(services.pages.error(language: language, error: OAuthError(.invalidRequest),
                                                        intro: language.text(.sessionExpired)), status: .badRequest)
         }
         return try await body(request, user, form, language)
@@ -128,10 +128,10 @@ struct AccountEndpoint {
     func reauthenticate(_ request: Request, _ context: TesseraRequestContext) async throws -> Response {
         try await confirmationPost(request) { request, user, form, language in
             // The account is the session's, whatever the form says.
-            let origin = PasswordSignIn.Origin(address: context.addressKey, device: provider.deviceCookies.device(in: request))
-            switch try await provider.passwordSignIn.signIn(email: user.email, password: form["password"] ?? "", from: origin) {
+            let origin = PasswordSignIn.Origin(address: context.addressKey, device: services.deviceCookies.device(in: request))
+            switch try await services.passwordSignIn.signIn(email: user.email, password: form["password"] ?? "", from: origin) {
             case .success(let signedIn):
-                let (_, cookie) = try await BrowserSessions(provider: provider).create(userID: signedIn.id, amr: ["pwd"], replacing: request)
+                let (_, cookie) = try await BrowserSessions(services: services).create(userID: signedIn.id, amr: ["pwd"], replacing: request)
                 var response = Responses.redirect("/account", status: .seeOther)
                 response.setCookie(cookie)
                 return response
@@ -147,8 +147,8 @@ struct AccountEndpoint {
     func reauthenticationLink(_ request: Request, _ context: TesseraRequestContext) async throws -> Response {
         try await confirmationPost(request) { request, user, _, language in
             let device = SecureRandom.token()
-            let links = provider.emailLinks
-            let link = EmailLinks.SendRequest(email: user.email, continueURL: provider.issuer + "/account", language: language,
+            let links = services.emailLinks
+            let link = EmailLinks.SendRequest(email: user.email, continueURL: services.issuer + "/account", language: language,
                                               deviceHash: tokenHash(device))
             do {
                 try await links.send(link, clientID: EmailLinks.accountClientID, clientAddress: context.addressKey)
@@ -156,9 +156,9 @@ struct AccountEndpoint {
                 return reauthenticationPage(request, user: user, reason: nil, message: language.text(.linkSendThrottled),
                                             status: .tooManyRequests)
             }
-            var response = Responses.html(provider.pages.emailLinkSent(language: language, email: user.email,
+            var response = Responses.html(services.pages.emailLinkSent(language: language, email: user.email,
                                                                        minutes: Int((links.lifetime + 59) / 60)))
-            response.setCookie(EmailLinkEndpoints(provider: provider).deviceCookie(device, maxAge: Int(links.lifetime)))
+            response.setCookie(EmailLinkEndpoints(services: services).deviceCookie(device, maxAge: Int(links.lifetime)))
             return response
         }
     }
@@ -166,13 +166,13 @@ struct AccountEndpoint {
     func revoke(_ request: Request) async throws -> Response {
         var request = request
         let form = try await request.formParameters()
-        guard provider.csrf.isValid(form["csrf_token"], request: request),
-              let session = try await BrowserSessions(provider: provider).current(request), let clientID = form["client_id"] else {
+        guard services.csrf.isValid(form["csrf_token"], request: request),
+              let session = try await BrowserSessions(services: services).current(request), let clientID = form["client_id"] else {
             let language = language(request)
-            return Responses.html(provider.pages.error(language: language, error: OAuthError(.invalidRequest),
+            return Responses.html(services.pages.error(language: language, error: OAuthError(.invalidRequest),
                                                        intro: language.text(.sessionExpired)), status: .badRequest)
         }
-        try await provider.accounts.withdrawConsent(userID: session.userID, clientID: clientID)
+        try await services.accounts.withdrawConsent(userID: session.userID, clientID: clientID)
         return Responses.redirect("/account", status: .seeOther)
     }
 }

@@ -77,13 +77,13 @@ public struct AdminAnswer: Sendable {
 /// access token of this provider with the `tessera:admin` scope: a client's (client
 /// credentials), or a user's who holds the admin role.
 public struct AdminAPI: Sendable {
-    let provider: Provider
+    let services: Services
     static let prefix = "/admin/v1"
     /// The most items a page holds; the default is 50.
     static let maxPageSize = 200
 
-    public init(provider: Provider) {
-        self.provider = provider
+    public init(services: Services) {
+        self.services = services
     }
 
     typealias Operation = @Sendable (AdminAPI, AdminCall, Administrator) async throws -> AdminAnswer
@@ -95,7 +95,7 @@ public struct AdminAPI: Sendable {
         (.get, "/clients/:id", { api, call, _ in try await api.showClient(call.id) }),
         (.patch, "/clients/:id", { api, call, admin in try await api.updateClient(call, by: admin) }),
         (.delete, "/clients/:id", { api, call, admin in
-            try await api.provider.clientAdministration.delete(id: call.id, by: admin)
+            try await api.services.clientAdministration.delete(id: call.id, by: admin)
             return .noContent
         }),
         (.post, "/clients/:id/secret", { api, call, admin in try await api.rotateSecret(call, by: admin) }),
@@ -105,7 +105,7 @@ public struct AdminAPI: Sendable {
         (.get, "/users/:id", { api, call, _ in try await api.showUser(call.id) }),
         (.patch, "/users/:id", { api, call, admin in try await api.updateUser(call, by: admin) }),
         (.delete, "/users/:id", { api, call, admin in
-            try await api.provider.deleteUser(try await api.users.user(call.id), by: admin)
+            try await api.services.deleteUser(try await api.users.user(call.id), by: admin)
             return .noContent
         }),
         (.put, "/users/:id/password", { api, call, admin in
@@ -122,13 +122,13 @@ public struct AdminAPI: Sendable {
         }),
         (.get, "/keys", { api, _, _ in AdminAnswer(["keys": try await api.keys()]) }),
         (.post, "/keys/rotate", { api, _, admin in
-            let kid = try await api.provider.rotateKeys(by: admin)
+            let kid = try await api.services.rotateKeys(by: admin)
             return AdminAnswer(["current": .string(kid), "keys": try await api.keys()])
         }),
         (.get, "/audit", { api, call, _ in try await api.audit(call) }),
     ]
 
-    var users: UserAdministration { provider.userAdministration }
+    var users: UserAdministration { services.userAdministration }
 
     /// Runs a call as `admin` (the CLI on the database: ``Administrator/operator``); errors are
     /// answered as problem details, as over HTTP.
@@ -153,7 +153,7 @@ public struct AdminAPI: Sendable {
         } catch {
             let problem = AdminProblem(error)
             if problem.status == .internalServerError {
-                provider.logger.error("admin API call failed", metadata: ["path": "\(call.path)", "error": "\(error)"])
+                services.logger.error("admin API call failed", metadata: ["path": "\(call.path)", "error": "\(error)"])
             }
             return AdminAnswer(problem)
         }
@@ -205,7 +205,7 @@ public struct AdminAPI: Sendable {
             throw AdminProblem.unauthorized("Send an access token with the \(Administrator.scope) scope as Authorization: Bearer.")
         }
         let validated: AccessTokenValidator.Validated
-        do { validated = try await provider.accessTokens.validate(token) } catch let outage as DatabaseUnavailable {
+        do { validated = try await services.accessTokens.validate(token) } catch let outage as DatabaseUnavailable {
             throw outage
         } catch {
             throw AdminProblem.unauthorized("The access token is invalid, expired or revoked.")
@@ -214,19 +214,19 @@ public struct AdminAPI: Sendable {
     }
 
     func keys() async throws -> JSONValue {
-        .array(try await provider.keys.list().map { .object(AdminWire.key($0)) })
+        .array(try await services.keys.list().map { .object(AdminWire.key($0)) })
     }
 
     // MARK: Clients
 
     func listClients(_ call: AdminCall) async throws -> AdminAnswer {
-        let page = try await provider.clientAdministration.list(after: try AdminWire.cursor(call.query["page_token"], as: ClientCursor.self),
+        let page = try await services.clientAdministration.list(after: try AdminWire.cursor(call.query["page_token"], as: ClientCursor.self),
                                                                 limit: try limit(call.query["limit"]))
         return AdminAnswer(["clients": .array(page.items.map { .object(AdminWire.client($0)) }), "next_page_token": AdminWire.pageToken(page.next)])
     }
 
     func showClient(_ id: String) async throws -> AdminAnswer {
-        let client = try await provider.clientAdministration.client(id: id)
+        let client = try await services.clientAdministration.client(id: id)
         return AdminAnswer(AdminWire.client(client), version: client.version)
     }
 
@@ -264,10 +264,10 @@ public struct AdminAPI: Sendable {
         case "pairwise": registration.pairwise = true
         case let other?: throw AdminProblem.badRequest("'\(other)' is not a subject_type (public, pairwise)")
         }
-        let (client, secret) = try await provider.clientAdministration.register(registration, by: admin)
+        let (client, secret) = try await services.clientAdministration.register(registration, by: admin)
         var object = AdminWire.client(client)
         if let secret { object["client_secret"] = .string(secret) }
-        return AdminAnswer(object, status: .created, version: client.version, location: "\(provider.issuer)\(Self.prefix)/clients/\(client.id)")
+        return AdminAnswer(object, status: .created, version: client.version, location: "\(services.issuer)\(Self.prefix)/clients/\(client.id)")
     }
 
     func updateClient(_ call: AdminCall, by admin: Administrator) async throws -> AdminAnswer {
@@ -286,15 +286,15 @@ public struct AdminAPI: Sendable {
         if body.has("device_sso_group") { changes.deviceSSOGroup = .some(try body.string("device_sso_group")) }
         changes.jwks = try body.decoded("jwks", as: JWKSet.self)
         if ["link_domains", "ios_apps", "android_apps"].contains(where: body.has) {
-            changes.appLinks = try appLinks(body, default: try await provider.clientAdministration.client(id: call.id).appLinks)
+            changes.appLinks = try appLinks(body, default: try await services.clientAdministration.client(id: call.id).appLinks)
         }
-        let client = try await provider.clientAdministration.update(id: call.id, changes, ifVersion: version, by: admin)
+        let client = try await services.clientAdministration.update(id: call.id, changes, ifVersion: version, by: admin)
         return AdminAnswer(AdminWire.client(client), version: client.version)
     }
 
     func rotateSecret(_ call: AdminCall, by admin: Administrator) async throws -> AdminAnswer {
         let grace = try (call.body ?? AdminBody(members: [:])).only(["grace_period"]).int("grace_period") ?? 0
-        let (client, secret) = try await provider.clientAdministration.rotateSecret(id: call.id, gracePeriod: grace, by: admin)
+        let (client, secret) = try await services.clientAdministration.rotateSecret(id: call.id, gracePeriod: grace, by: admin)
         var object = AdminWire.client(client)
         object["client_secret"] = .string(secret)
         return AdminAnswer(object, version: client.version)
@@ -337,7 +337,7 @@ public struct AdminAPI: Sendable {
             email: try body.requiredString("email"), password: try body.string("password"), profile: try body.object("profile") ?? [:],
             emailVerified: try body.bool("email_verified") ?? true, roles: Set(try body.strings("roles") ?? []), by: admin)
         return AdminAnswer(AdminWire.user(created), status: .created, version: created.version,
-                           location: "\(provider.issuer)\(Self.prefix)/users/\(created.id)")
+                           location: "\(services.issuer)\(Self.prefix)/users/\(created.id)")
     }
 
     func updateUser(_ call: AdminCall, by admin: Administrator) async throws -> AdminAnswer {
@@ -381,7 +381,7 @@ public struct AdminAPI: Sendable {
         }
         let batch = Int(try body.int("batch_size") ?? Int64(UserImport.defaultBatchSize))
         guard (1...5000).contains(batch) else { throw AdminProblem.badRequest("'batch_size' must be 1 to 5000") }
-        let report = try await provider.userImport.run(rows, batchSize: batch, by: admin)
+        let report = try await services.userImport.run(rows, batchSize: batch, by: admin)
         return AdminAnswer(AdminWire.report(report))
     }
 
@@ -402,7 +402,7 @@ public struct AdminAPI: Sendable {
             guard let value = Int64(since) else { throw AdminProblem.badRequest("'since' must be a time in seconds since 1970") }
             filter.since = value
         }
-        let events = try await provider.audit.events(filter, limit: try limit(call.query["limit"]))
+        let events = try await services.audit.events(filter, limit: try limit(call.query["limit"]))
         return AdminAnswer(["events": .array(events.map { .object(AdminWire.event($0)) })])
     }
 

@@ -9,10 +9,10 @@ import TesseraDomain
 /// every change is a form with a CSRF token bound to the session; who may use it is
 /// ``Administrator/console(session:user:now:)`` (a session older than 12 hours signs in again).
 struct AdminConsole {
-    let provider: Provider
+    let services: Services
 
-    var api: AdminAPI { AdminAPI(provider: provider) }
-    var pages: PageRenderer { provider.pages }
+    var api: AdminAPI { AdminAPI(services: services) }
+    var pages: PageRenderer { services.pages }
 
     func register(on router: Router<TesseraRequestContext>) {
         router.get("/admin") { _, _ in Responses.redirect("/admin/users") }
@@ -61,8 +61,8 @@ struct AdminConsole {
     /// The signed-in administrator, or the page to show instead (sign in, or not an administrator).
     func administrator(_ request: Request) async throws -> Result<(admin: Administrator, email: String), ResponseBox> {
         let language = language(request)
-        let signedIn = try await BrowserSessions(provider: provider).signedIn(request)
-        switch Administrator.console(session: signedIn?.0, user: signedIn?.1, now: provider.clock.now()) {
+        let signedIn = try await BrowserSessions(services: services).signedIn(request)
+        switch Administrator.console(session: signedIn?.0, user: signedIn?.1, now: services.clock.now()) {
         case .signIn:
             return .failure(ResponseBox(loginPage(request, message: nil, status: .ok)))
         case .notAdministrator(let email):
@@ -84,7 +84,7 @@ struct AdminConsole {
 
     func loginPage(_ request: Request, message: String?, status: HTTPResponse.Status) -> Response {
         let language = language(request)
-        let (csrf, cookie) = provider.csrf.token(for: request)
+        let (csrf, cookie) = services.csrf.token(for: request)
         let html = pages.login(language: language, title: ConsoleText.text("signInTitle", language), action: "/admin/login", clientName: nil,
                                interaction: nil, csrf: csrf, email: nil, message: message)
         var response = Responses.html(html, status: status)
@@ -96,10 +96,10 @@ struct AdminConsole {
         var request = request
         let form = try await request.formParameters()
         let language = language(request)
-        guard provider.csrf.isValid(form["csrf_token"], request: request) else {
+        guard services.csrf.isValid(form["csrf_token"], request: request) else {
             return loginPage(request, message: ConsoleText.text("sessionExpired", language), status: .badRequest)
         }
-        switch try await BrowserSessions(provider: provider).signIn(form: form, request: request, context: context, then: "/admin/users") {
+        switch try await BrowserSessions(services: services).signIn(form: form, request: request, context: context, then: "/admin/users") {
         case .success(let response):
             return response
         case .failure(let failure):
@@ -118,7 +118,7 @@ struct AdminConsole {
         }
         let language = language(request)
         let query = request.queryParameters
-        let (csrf, cookie) = provider.csrf.token(for: request)
+        let (csrf, cookie) = services.csrf.token(for: request)
         var values: [String: Any] = ["t": ConsoleText.table(language), "admin": who.email, "csrf": csrf, "message": message ?? ""]
         if let done = query["done"], let notice = ConsoleText.table(language)["done." + done] { values["notice"] = notice }
         let template: String
@@ -306,7 +306,7 @@ struct AdminConsole {
         case .failure(let box): return box.response
         case .success(let found): who = found
         }
-        guard provider.csrf.isValid(form["csrf_token"], request: request) else {
+        guard services.csrf.isValid(form["csrf_token"], request: request) else {
             return try await page(request, .users, message: ConsoleText.text("sessionExpired", language), status: .badRequest)
         }
         switch try await body(who.admin, form, language) {

@@ -7,9 +7,9 @@ import TesseraDomain
 /// The browser-facing routes: the authorization endpoint and the hosted login and consent
 /// pages that complete it (RFC 6749 §4.1.1–4.1.2, OpenID Connect Core §3.1.2).
 struct AuthorizationEndpoint {
-    let provider: Provider
-    var authorizer: Authorizer { provider.authorizer }
-    var pages: PageRenderer { provider.pages }
+    let services: Services
+    var authorizer: Authorizer { services.authorizer }
+    var pages: PageRenderer { services.pages }
 
     func register(on router: Router<TesseraRequestContext>) {
         router.get(RouterPath(Endpoint.authorization.path)) { request, context in try await authorize(request, context) }
@@ -34,12 +34,12 @@ struct AuthorizationEndpoint {
         }
         switch validated {
         case .failure(.page(let error)):
-            provider.logger.info("authorization request refused", metadata: ["error": "\(error)"])
+            services.logger.info("authorization request refused", metadata: ["error": "\(error)"])
             return errorPage(error, request: request, locales: locales)
         case .failure(.redirect(let target, let error)):
             return respond(authorizer.respondError(target, error), request: request, locales: locales)
         case .success(let (authorization, client)):
-            let session = try await BrowserSessions(provider: provider).current(request)
+            let session = try await BrowserSessions(services: services).current(request)
             // A pushed request counted as a sign-in started when it was pushed.
             let outcome = try await authorizer.decide(authorization, client: client, session: session, signedInNow: false,
                                                       address: pushed ? nil : context.addressKey)
@@ -57,8 +57,8 @@ struct AuthorizationEndpoint {
         guard csrf.isValid(form["csrf_token"], request: request) else { return expiredPage(request, language: language) }
         let email = MailAddress.normalise(form["email"] ?? "")
         let user: User
-        switch try await provider.passwordSignIn.signIn(email: email, password: form["password"] ?? "",
-                                                        from: .init(address: context.addressKey, device: provider.deviceCookies.device(in: request))) {
+        switch try await services.passwordSignIn.signIn(email: email, password: form["password"] ?? "",
+                                                        from: .init(address: context.addressKey, device: services.deviceCookies.device(in: request))) {
         case .success(let found):
             user = found
         case .failure(let failure):
@@ -67,7 +67,7 @@ struct AuthorizationEndpoint {
         }
         var response = try await signedIn(userID: user.id, amr: ["pwd"], authorization, client: client, interaction: interaction,
                                           request: request)
-        response.setCookie(provider.deviceCookies.cookie(for: user.id))
+        response.setCookie(services.deviceCookies.cookie(for: user.id))
         return response
     }
 
@@ -75,7 +75,7 @@ struct AuthorizationEndpoint {
     /// on (consent, or back to the client).
     func signedIn(userID: String, amr: [String], _ authorization: AuthorizationRequest, client: Client, interaction: String,
                   request: Request) async throws -> Response {
-        let (session, cookie) = try await BrowserSessions(provider: provider).create(userID: userID, amr: amr, replacing: request)
+        let (session, cookie) = try await BrowserSessions(services: services).create(userID: userID, amr: amr, replacing: request)
         let outcome = try await authorizer.decide(authorization, client: client, session: session, signedInNow: true, interaction: interaction)
         var response = respond(outcome, request: request, locales: authorization.uiLocales, afterPost: true, session: cookie.value)
         response.setCookie(cookie)
@@ -87,7 +87,7 @@ struct AuthorizationEndpoint {
         var request = request
         let form = try await request.formParameters()
         guard let interaction = form["interaction"], let (authorization, client) = try await authorizer.pendingRequest(interaction),
-              let signIn = authorizer.consentingSignIn(authorization, session: try await BrowserSessions(provider: provider).current(request)) else {
+              let signIn = authorizer.consentingSignIn(authorization, session: try await BrowserSessions(services: services).current(request)) else {
             return expiredPage(request)
         }
         guard csrf.isValid(form["csrf_token"], request: request) else {
@@ -100,7 +100,7 @@ struct AuthorizationEndpoint {
 
     // MARK: Rendering
 
-    var csrf: CSRF { provider.csrf }
+    var csrf: CSRF { services.csrf }
 
     /// `session`: the session cookie this answer sets, right after a sign-in (its forms are bound to it).
     func respond(_ outcome: AuthorizationOutcome, request: Request, locales: [String], afterPost: Bool = false,
@@ -138,9 +138,9 @@ struct AuthorizationEndpoint {
         let html = pages.login(language: language(for: request, locales: authorization.uiLocales), clientName: client.name,
                                interaction: interaction, csrf: csrf, email: email, message: message,
                                linkAction: EmailLinkEndpoints.loginPath, codeAction: LoginCodeEndpoints.startPath,
-                               providers: provider.federation.loginProviders)
+                               providers: services.federation.loginProviders)
         var response = Responses.html(html, status: status,
-                                      formTargets: [authorization.redirectURI] + provider.federation.ordered.map(\.authorizationOrigin))
+                                      formTargets: [authorization.redirectURI] + services.federation.ordered.map(\.authorizationOrigin))
         if let cookie { response.setCookie(cookie) }
         return response
     }
@@ -262,17 +262,17 @@ extension PasswordSignIn.Failure {
 /// subdomain nor a plain-http page can plant or overwrite it (session fixation).
 struct BrowserSessions {
     static func cookieName(secure: Bool) -> String { secure ? "__Host-tessera_session" : "tessera_session" }
-    let provider: Provider
-    var cookieName: String { Self.cookieName(secure: provider.configuration.secureCookies) }
+    let services: Services
+    var cookieName: String { Self.cookieName(secure: services.configuration.secureCookies) }
 
     func current(_ request: Request) async throws -> BrowserSession? {
         guard let value = request.cookies[cookieName]?.value, !value.isEmpty else { return nil }
-        return try await provider.sessions.session(token: value)
+        return try await services.sessions.session(token: value)
     }
 
     /// The browser's session and its user, when it is signed in.
     func signedIn(_ request: Request) async throws -> (session: BrowserSession, user: User)? {
-        guard let session = try await current(request), let user = try await provider.accounts.user(of: session) else { return nil }
+        guard let session = try await current(request), let user = try await services.accounts.user(of: session) else { return nil }
         return (session, user)
     }
 
@@ -280,22 +280,22 @@ struct BrowserSessions {
     /// (its cookie, if any) ends: one browser, one live session row, and a cookie value that
     /// leaked before the sign-in is worth nothing after it.
     func create(userID: String, amr: [String], replacing request: Request) async throws -> (BrowserSession, Cookie) {
-        let (session, token) = try await provider.sessions.start(userID: userID, amr: amr,
+        let (session, token) = try await services.sessions.start(userID: userID, amr: amr,
                                                                   replacing: request.cookies[cookieName]?.value)
-        return (session, cookie(token, maxAge: Int(provider.configuration.sessionLifetime)))
+        return (session, cookie(token, maxAge: Int(services.configuration.sessionLifetime)))
     }
 
     /// A sign-in by a form of the provider's own pages (the account page, the admin console):
     /// on success a redirect to `destination` setting the session and device cookies.
     func signIn(form: RequestParameters, request: Request, context: TesseraRequestContext,
                 then destination: String) async throws -> Result<Response, PasswordSignIn.Failure> {
-        let origin = PasswordSignIn.Origin(address: context.addressKey, device: provider.deviceCookies.device(in: request))
-        switch try await provider.passwordSignIn.signIn(email: form["email"] ?? "", password: form["password"] ?? "", from: origin) {
+        let origin = PasswordSignIn.Origin(address: context.addressKey, device: services.deviceCookies.device(in: request))
+        switch try await services.passwordSignIn.signIn(email: form["email"] ?? "", password: form["password"] ?? "", from: origin) {
         case .success(let user):
             let (_, cookie) = try await create(userID: user.id, amr: ["pwd"], replacing: request)
             var response = Responses.redirect(destination, status: .seeOther)
             response.setCookie(cookie)
-            response.setCookie(provider.deviceCookies.cookie(for: user.id))
+            response.setCookie(services.deviceCookies.cookie(for: user.id))
             return .success(response)
         case .failure(let failure):
             return .failure(failure)
@@ -303,7 +303,7 @@ struct BrowserSessions {
     }
 
     func cookie(_ value: String, maxAge: Int) -> Cookie {
-        Cookie(name: cookieName, value: value, maxAge: maxAge, path: "/", secure: provider.configuration.secureCookies,
+        Cookie(name: cookieName, value: value, maxAge: maxAge, path: "/", secure: services.configuration.secureCookies,
                httpOnly: true, sameSite: .lax)
     }
 

@@ -7,12 +7,12 @@ import TesseraDomain
 /// request, approving or denying it, and asking for a hand-off ticket. Every answer is JSON,
 /// errors as OAuth errors (RFC 6749 §5.2; bearer errors as RFC 6750 §3).
 struct CrossAppEndpoints {
-    let provider: Provider
-    var approvals: AppApprovals { provider.appApprovals }
+    let services: Services
+    var approvals: AppApprovals { services.appApprovals }
 
     func register(on router: Router<TesseraRequestContext>) {
         router.post(RouterPath(TesseraPath.pushedAuthorizationRequest)) { request, context in
-            await TokenEndpoint.answer(provider) { try await push(request, address: context.addressKey) }
+            await TokenEndpoint.answer(services) { try await push(request, address: context.addressKey) }
         }
         router.post(RouterPath(TesseraPath.authorizationDetails)) { request, _ in
             await answer(request) { form, caller in try await details(form, caller: caller, request: request) }
@@ -30,8 +30,8 @@ struct CrossAppEndpoints {
     func push(_ request: Request, address: String) async throws -> Response {
         var request = request
         let parameters = try await request.formParameters()
-        let client = try await provider.clientAuthenticator.authenticate(basic: try request.basicCredentials(), parameters: parameters)
-        let pushed = try await provider.authorizer.push(parameters, client: client, lifetime: provider.configuration.pushedRequestLifetime,
+        let client = try await services.clientAuthenticator.authenticate(basic: try request.basicCredentials(), parameters: parameters)
+        let pushed = try await services.authorizer.push(parameters, client: client, lifetime: services.configuration.pushedRequestLifetime,
                                                         address: address)
         return try Responses.json(PushedRequestAnswer(requestURI: pushed.requestURI, expiresIn: pushed.expiresIn), status: .created)
     }
@@ -53,7 +53,7 @@ struct CrossAppEndpoints {
             clientID: pending.client.id, clientName: pending.client.name, scope: pending.request.scope.description, scopes: scopes,
             redirectURI: pending.request.redirectURI, prompt: pending.request.prompt.isEmpty ? nil : pending.request.prompt.joined(separator: " "),
             maxAge: pending.request.maxAge, loginHint: pending.request.loginHint, consentRequired: pending.consentNeeded != nil,
-            reauthenticationRequired: pending.reauthenticationNeeded, expiresIn: max(0, pending.expiresAt - provider.clock.now()),
+            reauthenticationRequired: pending.reauthenticationNeeded, expiresIn: max(0, pending.expiresAt - services.clock.now()),
             userEmail: caller.user.email, language: language.rawValue)
         return try Responses.json(answer)
     }
@@ -85,7 +85,7 @@ struct CrossAppEndpoints {
     /// Parses the form, finds the authenticator app's user from the bearer token, and turns
     /// errors into OAuth JSON (bearer errors with their challenge).
     func answer(_ request: Request, _ body: (RequestParameters, AuthenticatorCaller) async throws -> Response) async -> Response {
-        await TokenEndpoint.answer(provider) {
+        await TokenEndpoint.answer(services) {
             var request = request
             let form = try await request.formParameters()
             try form.requireSingleValues()

@@ -6,7 +6,7 @@ import TesseraDomain
 /// Development conveniences, mounted only with `--dev`: a callback page for the demo
 /// client that shows what an app would receive, and the email outbox.
 struct DevEndpoints {
-    let provider: Provider
+    let services: Services
 
     func register(on router: Router<TesseraRequestContext>) {
         router.get("/dev/callback") { request, _ in
@@ -14,11 +14,11 @@ struct DevEndpoints {
             var lines = ["Tessera development callback", ""]
             for (name, value) in parameters.values.sorted(by: { $0.key < $1.key }) { lines.append("\(name): \(value)") }
             if let code = parameters["code"] {
-                lines += ["", "Redeem the code (within \(provider.configuration.authorizationCodeLifetime) seconds) with:", "",
+                lines += ["", "Redeem the code (within \(services.configuration.authorizationCodeLifetime) seconds) with:", "",
                           "curl -s -u demo:demo-secret-for-local-development-only \\",
                           "  -d grant_type=authorization_code -d code=\(code) \\",
-                          "  --data-urlencode redirect_uri=\(provider.issuer)/dev/callback \\",
-                          "  \(provider.issuer)\(Endpoint.token.path)"]
+                          "  --data-urlencode redirect_uri=\(services.issuer)/dev/callback \\",
+                          "  \(services.issuer)\(Endpoint.token.path)"]
             }
             return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
                             body: .init(byteBuffer: ByteBuffer(string: lines.joined(separator: "\n") + "\n")))
@@ -28,7 +28,7 @@ struct DevEndpoints {
         router.get("/dev/outbox") { request, _ in
             let parameters = request.queryParameters
             let limit = min(500, max(1, parameters["limit"].flatMap { Int(String($0)) } ?? 100))
-            let messages = try await provider.mailDelivery.latest(recipient: parameters["to"].map { String($0) }, limit: limit)
+            let messages = try await services.mailDelivery.latest(recipient: parameters["to"].map { String($0) }, limit: limit)
             return try Responses.json(messages.map { DevOutboxEntry($0) })
         }
     }

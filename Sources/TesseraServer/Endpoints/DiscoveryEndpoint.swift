@@ -8,8 +8,8 @@ import TesseraDomain
 struct DiscoveryEndpoint {
     let document: Data
 
-    init(provider: Provider) throws {
-        let issuer = provider.issuer
+    init(services: Services) throws {
+        let issuer = services.issuer
         func url(_ endpoint: Endpoint) -> String { issuer + endpoint.path }
         var metadata = ProviderMetadata(issuer: issuer, authorizationEndpoint: url(.authorization), tokenEndpoint: url(.token),
                                         jwksURI: url(.jwks), responseTypesSupported: ["code"])
@@ -19,9 +19,9 @@ struct DiscoveryEndpoint {
         metadata.endSessionEndpoint = url(.endSession)
         metadata.scopesSupported = ScopeCatalogue.all.map(\.name)
         metadata.responseModesSupported = ResponseMode.allCases.map(\.rawValue)
-        metadata.grantTypesSupported = provider.grants.supported
+        metadata.grantTypesSupported = services.grants.supported
         metadata.subjectTypesSupported = ["public", "pairwise"]
-        metadata.idTokenSigningAlgValuesSupported = [try provider.keys.signingAlgorithm.rawValue]
+        metadata.idTokenSigningAlgValuesSupported = [try services.keys.signingAlgorithm.rawValue]
         let authMethods = ClientAuthMethod.allCases.map(\.rawValue)
         metadata.tokenEndpointAuthMethodsSupported = authMethods
         metadata.tokenEndpointAuthSigningAlgValuesSupported = JWSAlgorithm.allCases.map(\.rawValue)
@@ -57,13 +57,13 @@ struct DiscoveryEndpoint {
         document = try CanonicalJSON.encode(metadata)
     }
 
-    func register(on router: Router<TesseraRequestContext>, provider: Provider) {
+    func register(on router: Router<TesseraRequestContext>, services: Services) {
         let document = self.document
         for path in ["/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"] {
             router.get(RouterPath(path)) { _, _ in Self.publicJSON(document) }
         }
         router.get(RouterPath(Endpoint.jwks.path)) { _, _ in
-            Self.publicJSON(try provider.keys.jwksDocument, contentType: "application/jwk-set+json")
+            Self.publicJSON(try services.keys.jwksDocument, contentType: "application/jwk-set+json")
         }
     }
 

@@ -8,10 +8,10 @@ import TesseraDomain
 /// opens in a browser), "email me a link" on the login page, and the association files
 /// that make the link open the app.
 struct EmailLinkEndpoints {
-    let provider: Provider
-    var links: EmailLinks { provider.emailLinks }
-    var pages: PageRenderer { provider.pages }
-    var native: NativeAuthEndpoints { NativeAuthEndpoints(provider: provider) }
+    let services: Services
+    var links: EmailLinks { services.emailLinks }
+    var pages: PageRenderer { services.pages }
+    var native: NativeAuthEndpoints { NativeAuthEndpoints(services: services) }
 
     static let loginPath = "/login/emaillink"
     /// Marks the browser that asked for a link, so that opening it there needs no retyping.
@@ -82,7 +82,7 @@ struct EmailLinkEndpoints {
         case .reauthenticated(let same): (user, isNew) = (same, false)
         default: throw Self.invalidCode
         }
-        var tokens = try await provider.userTokens.issue(userID: user.id, amr: ["email"], scope: scope, client: caller.client)
+        var tokens = try await services.userTokens.issue(userID: user.id, amr: ["email"], scope: scope, client: caller.client)
         tokens.isNewUser = isNew
         tokens.email = user.email
         return Responses.json(try CanonicalJSON.encode(tokens))
@@ -146,7 +146,7 @@ struct EmailLinkEndpoints {
             throw NativeAuthError("invalid_token", "This operation needs the signed-in user's access token (Authorization: Bearer).", status: 401)
         }
         do {
-            let validated = try await provider.accessTokens.validate(token)
+            let validated = try await services.accessTokens.validate(token)
             guard let grant = validated.grant, grant.clientID == client.id, let userID = grant.userID else {
                 throw OAuthError(.invalidToken, "The access token was not issued to this client for a user.")
             }
@@ -187,7 +187,7 @@ struct EmailLinkEndpoints {
         var request = request
         let form = try await request.formParameters()
         let language = language(request)
-        guard provider.csrf.isValid(form["csrf_token"], request: request) else { return expiredPage(language) }
+        guard services.csrf.isValid(form["csrf_token"], request: request) else { return expiredPage(language) }
         guard let code = form["oob_code"], let record = try await links.usableLink(code: code) else { return invalidLinkPage(language) }
         let sameDevice = isSameDevice(request, record: record)
         var email: String?
@@ -211,7 +211,7 @@ struct EmailLinkEndpoints {
             return invalidLinkPage(language)
         }
         guard case .signedIn(let user, _, _) = outcome else { return invalidLinkPage(language) }
-        let (session, cookie) = try await BrowserSessions(provider: provider).create(userID: user.id, amr: ["email"], replacing: request)
+        let (session, cookie) = try await BrowserSessions(services: services).create(userID: user.id, amr: ["email"], replacing: request)
         var response = try await afterSignIn(record: record, session: session, cookie: cookie.value, request: request, language: language)
         response.setCookie(cookie)
         response.setCookie(deviceCookie("", maxAge: 0))
@@ -222,11 +222,11 @@ struct EmailLinkEndpoints {
     /// app's `continue_url`, or to a page that says it's done.
     func afterSignIn(record: EmailLinkRecord, session: BrowserSession, cookie: String, request: Request,
                      language: PageLanguage) async throws -> Response {
-        let authorization = AuthorizationEndpoint(provider: provider)
-        if let interaction = record.interaction, let (pending, client) = try await provider.authorizer.pendingRequest(interaction) {
-            let outcome = try await provider.authorizer.decide(pending, client: client, session: session, signedInNow: true,
+        let authorization = AuthorizationEndpoint(services: services)
+        if let interaction = record.interaction, let (pending, client) = try await services.authorizer.pendingRequest(interaction) {
+            let outcome = try await services.authorizer.decide(pending, client: client, session: session, signedInNow: true,
                                                                interaction: interaction)
-            if case .respond = outcome { try await provider.authorizer.finish(interaction) }
+            if case .respond = outcome { try await services.authorizer.finish(interaction) }
             return authorization.respond(outcome, request: request, locales: pending.uiLocales, afterPost: true, session: cookie)
         }
         if record.interaction == nil, let continueURL = record.continueURL {
@@ -239,12 +239,12 @@ struct EmailLinkEndpoints {
     func loginLink(_ request: Request, _ context: TesseraRequestContext) async throws -> Response {
         var request = request
         let form = try await request.formParameters()
-        let authorization = AuthorizationEndpoint(provider: provider)
-        guard let interaction = form["interaction"], let (pending, client) = try await provider.authorizer.pendingRequest(interaction) else {
+        let authorization = AuthorizationEndpoint(services: services)
+        guard let interaction = form["interaction"], let (pending, client) = try await services.authorizer.pendingRequest(interaction) else {
             return authorization.expiredPage(request)
         }
         let language = authorization.language(for: request, locales: pending.uiLocales)
-        guard provider.csrf.isValid(form["csrf_token"], request: request) else { return authorization.expiredPage(request, language: language) }
+        guard services.csrf.isValid(form["csrf_token"], request: request) else { return authorization.expiredPage(request, language: language) }
         let email = MailAddress.normalise(form["email"] ?? "")
         guard MailAddress.isPlausible(email) else {
             return authorization.loginPage(pending, client: client, interaction: interaction, request: request, email: form["email"],
@@ -265,12 +265,12 @@ struct EmailLinkEndpoints {
 
     func confirmPage(_ request: Request, code: String, record: EmailLinkRecord, language: PageLanguage, message: String?,
                      status: HTTPResponse.Status) async throws -> Response {
-        let (csrf, cookie) = provider.csrf.token(for: request)
+        let (csrf, cookie) = services.csrf.token(for: request)
         let html = pages.emailLinkConfirm(language: language, action: EmailLinks.linkPath, oobCode: code, csrf: csrf,
                                           email: isSameDevice(request, record: record) ? record.email : nil, message: message)
         // The form's answer redirects to the app: CSP form-action must allow where it goes.
         var targets: [String] = record.continueURL.map { [$0] } ?? []
-        if let interaction = record.interaction, let (pending, _) = try await provider.authorizer.pendingRequest(interaction) {
+        if let interaction = record.interaction, let (pending, _) = try await services.authorizer.pendingRequest(interaction) {
             targets.append(pending.redirectURI)
         }
         var response = Responses.html(html, status: status, formTargets: targets)
@@ -284,7 +284,7 @@ struct EmailLinkEndpoints {
     }
 
     func deviceCookie(_ value: String, maxAge: Int) -> Cookie {
-        Cookie(name: Self.deviceCookie, value: value, maxAge: maxAge, path: "/", secure: provider.configuration.secureCookies,
+        Cookie(name: Self.deviceCookie, value: value, maxAge: maxAge, path: "/", secure: services.configuration.secureCookies,
                httpOnly: true, sameSite: .lax)
     }
 
@@ -306,7 +306,7 @@ struct EmailLinkEndpoints {
     /// Apple's universal links: every registered iOS app opens the sign-in links; first-party
     /// apps share the issuer's credentials.
     func appleAssociation() async throws -> Response {
-        let (authenticators, others, credentials) = try await provider.clients.appleAppIDs()
+        let (authenticators, others, credentials) = try await services.clients.appleAppIDs()
         let emailLinks: JSONValue = .object(["/": .string("/emaillink/*"), "comment": "Tessera email sign-in links"])
         var details: [JSONValue] = []
         if !authenticators.isEmpty {
@@ -336,7 +336,7 @@ struct EmailLinkEndpoints {
 
     /// Android's app links (Digital Asset Links), for first-party apps only.
     func androidAssetLinks() async throws -> Response {
-        let apps = try await provider.clients.firstPartyAndroidApps()
+        let apps = try await services.clients.firstPartyAndroidApps()
         let statements: [JSONValue] = apps.map { app in
             .object([
                 "relation": .array(["delegate_permission/common.handle_all_urls", "delegate_permission/common.get_login_creds"]),

@@ -9,10 +9,10 @@ import TesseraDomain
 /// proves it before an identity is linked, the account page's connect/disconnect/delete, and
 /// Sign in with Apple's server-to-server notifications.
 struct FederationEndpoints {
-    let provider: Provider
-    var federation: Federation { provider.federation }
-    var pages: PageRenderer { provider.pages }
-    var authorization: AuthorizationEndpoint { AuthorizationEndpoint(provider: provider) }
+    let services: Services
+    var federation: Federation { services.federation }
+    var pages: PageRenderer { services.pages }
+    var authorization: AuthorizationEndpoint { AuthorizationEndpoint(services: services) }
 
     static let notificationsPath = "/federation/apple/notifications"
     /// Binds a federated sign-in to the browser that started it.
@@ -33,11 +33,11 @@ struct FederationEndpoints {
     func start(_ request: Request, _ context: TesseraRequestContext) async throws -> Response {
         var request = request
         let form = try await request.formParameters()
-        guard let interaction = form["interaction"], let (pending, _) = try await provider.authorizer.pendingRequest(interaction) else {
+        guard let interaction = form["interaction"], let (pending, _) = try await services.authorizer.pendingRequest(interaction) else {
             return authorization.expiredPage(request)
         }
         let language = authorization.language(for: request, locales: pending.uiLocales)
-        guard provider.csrf.isValid(form["csrf_token"], request: request) else { return authorization.expiredPage(request, language: language) }
+        guard services.csrf.isValid(form["csrf_token"], request: request) else { return authorization.expiredPage(request, language: language) }
         guard let upstream = federation.upstreams[context.parameters.get("provider") ?? ""] else {
             return Responses.html(pages.error(language: language, error: OAuthError.invalidRequest("Unknown sign-in provider.")), status: .notFound)
         }
@@ -50,7 +50,7 @@ struct FederationEndpoints {
     func redirect(to upstream: Upstream, interaction: String?, linkUserID: String?, language: PageLanguage,
                   origin: (address: String, client: String)) async throws -> Response {
         do {
-            try await provider.workLimits.admit(.flow, address: origin.address, client: origin.client, now: provider.clock.now())
+            try await services.workLimits.admit(.flow, address: origin.address, client: origin.client, now: services.clock.now())
         } catch let outage as DatabaseUnavailable {
             throw outage
         } catch {
@@ -61,12 +61,12 @@ struct FederationEndpoints {
             let url = try await federation.start(upstream, interaction: interaction, linkUserID: linkUserID, browser: browser)
             var response = Responses.redirect(url.absoluteString, status: .seeOther)
             response.setCookie(Cookie(name: Self.browserCookie, value: browser, maxAge: Int(federation.requestLifetime), path: "/federation",
-                                      secure: provider.configuration.secureCookies, httpOnly: true, sameSite: .lax))
+                                      secure: services.configuration.secureCookies, httpOnly: true, sameSite: .lax))
             return response
         } catch let outage as DatabaseUnavailable {
             throw outage
         } catch {
-            provider.logger.error("could not start a federated sign-in", metadata: ["provider": "\(upstream.id)", "error": "\(error)"])
+            services.logger.error("could not start a federated sign-in", metadata: ["provider": "\(upstream.id)", "error": "\(error)"])
             return failurePage(language, cancelled: false, status: .badGateway)
         }
     }
@@ -97,7 +97,7 @@ struct FederationEndpoints {
         } catch .unavailable(let outage) {
             throw outage
         } catch {
-            provider.logger.info("federated sign-in refused", metadata: ["provider": "\(upstream.id)", "error": "\(error)"])
+            services.logger.info("federated sign-in refused", metadata: ["provider": "\(upstream.id)", "error": "\(error)"])
             return failurePage(language, cancelled: false, status: .badRequest)
         }
         var response = try await respond(outcome, request: request, language: language)
@@ -125,12 +125,12 @@ struct FederationEndpoints {
 
     /// A browser session for the user, then back into the authorization request.
     func signIn(_ user: User, interaction: String?, request: Request, language: PageLanguage) async throws -> Response {
-        let (session, cookie) = try await BrowserSessions(provider: provider).create(userID: user.id, amr: ["fed"], replacing: request)
+        let (session, cookie) = try await BrowserSessions(services: services).create(userID: user.id, amr: ["fed"], replacing: request)
         var response: Response
-        if let interaction, let (pending, client) = try await provider.authorizer.pendingRequest(interaction) {
-            let outcome = try await provider.authorizer.decide(pending, client: client, session: session, signedInNow: true,
+        if let interaction, let (pending, client) = try await services.authorizer.pendingRequest(interaction) {
+            let outcome = try await services.authorizer.decide(pending, client: client, session: session, signedInNow: true,
                                                                interaction: interaction)
-            if case .respond = outcome { try await provider.authorizer.finish(interaction) }
+            if case .respond = outcome { try await services.authorizer.finish(interaction) }
             response = authorization.respond(outcome, request: request, locales: pending.uiLocales, afterPost: true,
                                              session: cookie.value)
         } else {
@@ -145,13 +145,13 @@ struct FederationEndpoints {
         var request = request
         let form = try await request.formParameters()
         let language = authorization.language(for: request, locales: [])
-        guard provider.csrf.isValid(form["csrf_token"], request: request), let token = form["link_token"],
+        guard services.csrf.isValid(form["csrf_token"], request: request), let token = form["link_token"],
               let (pending, owner) = try await federation.pendingLink(token: token) else {
             return authorization.expiredPage(request, language: language)
         }
         let name = federation.upstreams[pending.identity.providerID]?.settings.name ?? pending.identity.providerID
-        switch try await provider.passwordSignIn.signIn(email: owner.email, password: form["password"] ?? "",
-                                                        from: .init(address: context.addressKey, device: provider.deviceCookies.device(in: request))) {
+        switch try await services.passwordSignIn.signIn(email: owner.email, password: form["password"] ?? "",
+                                                        from: .init(address: context.addressKey, device: services.deviceCookies.device(in: request))) {
         case .success(let user):
             guard try await federation.completeLink(pending, token: token, signedIn: user) else {
                 return Responses.html(pages.message(language: language, title: .errorTitle, message: .identityInUse), status: .conflict)
@@ -166,12 +166,12 @@ struct FederationEndpoints {
 
     func linkPage(_ request: Request, language: PageLanguage, token: String, user: User, providerName: String, interaction: String?,
                   message: String?, status: HTTPResponse.Status) async throws -> Response {
-        let (csrf, cookie) = provider.csrf.token(for: request)
+        let (csrf, cookie) = services.csrf.token(for: request)
         let html = pages.federationLink(language: language, providerName: providerName, email: user.email,
                                         hasPassword: user.passwordHash != nil, linkToken: token, csrf: csrf, message: message)
         // The form's answer may redirect to the client: CSP form-action must allow it.
         var targets: [String] = []
-        if let interaction, let (authorization, _) = try await provider.authorizer.pendingRequest(interaction) {
+        if let interaction, let (authorization, _) = try await services.authorizer.pendingRequest(interaction) {
             targets.append(authorization.redirectURI)
         }
         var response = Responses.html(html, status: status, formTargets: targets)
@@ -187,8 +187,8 @@ struct FederationEndpoints {
     // MARK: The account page
 
     func signedIn(_ request: Request, form: RequestParameters) async throws -> User? {
-        guard provider.csrf.isValid(form["csrf_token"], request: request) else { return nil }
-        return try await BrowserSessions(provider: provider).signedIn(request)?.user
+        guard services.csrf.isValid(form["csrf_token"], request: request) else { return nil }
+        return try await BrowserSessions(services: services).signedIn(request)?.user
     }
 
     func connect(_ request: Request, _ context: TesseraRequestContext) async throws -> Response {
@@ -199,7 +199,7 @@ struct FederationEndpoints {
         guard let upstream = federation.upstreams[context.parameters.get("provider") ?? ""] else {
             return failurePage(language, cancelled: false, status: .notFound)
         }
-        if let confirm = try await AccountEndpoint(provider: provider).confirmItIsYou(request, user: user, reason: .reauthConnect) {
+        if let confirm = try await AccountEndpoint(services: services).confirmItIsYou(request, user: user, reason: .reauthConnect) {
             return confirm
         }
         return try await redirect(to: upstream, interaction: nil, linkUserID: user.id, language: language,
@@ -225,12 +225,12 @@ struct FederationEndpoints {
         guard form["confirm"] == "DELETE" else {
             return Responses.html(pages.message(language: language, title: .accountDelete, message: .accountDeleteMistyped), status: .badRequest)
         }
-        if let confirm = try await AccountEndpoint(provider: provider).confirmItIsYou(request, user: user, reason: .reauthDelete) {
+        if let confirm = try await AccountEndpoint(services: services).confirmItIsYou(request, user: user, reason: .reauthDelete) {
             return confirm
         }
         try await federation.deleteUser(user, by: .user)
         var response = Responses.html(pages.message(language: language, title: .accountDelete, message: .accountDeleted))
-        response.setCookie(BrowserSessions(provider: provider).clearingCookie)
+        response.setCookie(BrowserSessions(services: services).clearingCookie)
         return response
     }
 
@@ -242,7 +242,7 @@ struct FederationEndpoints {
         var request = request
         let buffer = try await request.collectBody(upTo: maxFormBody)
         func refuse(_ why: String) -> Response {
-            provider.logger.warning("Apple notification refused", metadata: ["reason": "\(why)"])
+            services.logger.warning("Apple notification refused", metadata: ["reason": "\(why)"])
             return Responses.json((try? CanonicalJSON.encode(["error": "invalid_request", "error_description": why])) ?? Data(), status: .badRequest)
         }
         guard let body = try? JSONDecoder().decode([String: JSONValue].self, from: Data(buffer: buffer)),

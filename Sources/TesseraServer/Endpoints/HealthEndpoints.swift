@@ -7,7 +7,7 @@ import TesseraDomain
 /// `/health` of earlier versions (the same as live). Why a node is not ready (the database's
 /// error, its host) is told on the management listener only: on the public one anybody could
 /// read it.
-struct HealthEndpoints {
+package struct HealthEndpoints {
     /// Why the node should not be sent requests; nil when it should.
     let readiness: @Sendable () async -> String?
     /// Whether `/health/ready` says why the node is not ready (the management listener).
@@ -27,5 +27,16 @@ struct HealthEndpoints {
     static func answer(_ status: HTTPResponse.Status, _ text: String) -> Response {
         Response(status: status, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
                  body: .init(byteBuffer: ByteBuffer(string: text + "\n")))
+    }
+
+    /// The answer of a node whose provider has not started yet (it waits for the database):
+    /// live, not ready, and 503 for everything else (the stylesheet excepted, for that page).
+    package static func beforeServing(_ request: Request, pages: PageRenderer) -> Response {
+        switch request.uri.path {
+        case "/health", "/health/live": answer(.ok, "ok")
+        case "/health/ready": answer(.serviceUnavailable, "unavailable")
+        case Templates.stylesheetPath: Templates.stylesheetResponse()
+        default: Outage.response(for: request, pages: pages)
+        }
     }
 }

@@ -10,8 +10,8 @@ import TesseraDomain
 /// With enumeration protection an address without an account gets the same pages and no
 /// mail; no code can match.
 struct LoginCodeEndpoints {
-    let provider: Provider
-    var authorization: AuthorizationEndpoint { AuthorizationEndpoint(provider: provider) }
+    let services: Services
+    var authorization: AuthorizationEndpoint { AuthorizationEndpoint(services: services) }
 
     static let startPath = "/login/code"
     static let verifyPath = "/login/code/verify"
@@ -37,11 +37,11 @@ struct LoginCodeEndpoints {
     func step(_ request: Request, _ context: TesseraRequestContext, _ body: (Step) async throws -> Response) async throws -> Response {
         var request = request
         let form = try await request.formParameters()
-        guard let interaction = form["interaction"], let (pending, client) = try await provider.authorizer.pendingRequest(interaction) else {
+        guard let interaction = form["interaction"], let (pending, client) = try await services.authorizer.pendingRequest(interaction) else {
             return authorization.expiredPage(request)
         }
         let language = authorization.language(for: request, locales: pending.uiLocales)
-        guard provider.csrf.isValid(form["csrf_token"], request: request) else { return authorization.expiredPage(request, language: language) }
+        guard services.csrf.isValid(form["csrf_token"], request: request) else { return authorization.expiredPage(request, language: language) }
         return try await body(Step(form: form, request: request, authorization: pending, client: client, interaction: interaction,
                                    language: language, caller: FlowCaller(client: client, address: context.addressKey, language: language)))
     }
@@ -50,11 +50,11 @@ struct LoginCodeEndpoints {
     func start(_ step: Step) async throws -> Response {
         let email = step.form["email"] ?? ""
         do {
-            guard case .started(let token) = try await provider.flows.signIn.initiate(username: email, challenges: [.oob, .redirect],
+            guard case .started(let token) = try await services.flows.signIn.initiate(username: email, challenges: [.oob, .redirect],
                                                                                      caller: step.caller) else {
                 throw FlowFailure.unknownFlow
             }
-            return try await codePage(step, provider.flows.signIn.challenge(token: token, challenges: nil, caller: step.caller))
+            return try await codePage(step, services.flows.signIn.challenge(token: token, challenges: nil, caller: step.caller))
         } catch let failure as FlowFailure {
             return loginPage(step, email: email, failure: failure)
         }
@@ -64,7 +64,7 @@ struct LoginCodeEndpoints {
     func verify(_ step: Step) async throws -> Response {
         let token = step.form["flow"] ?? ""
         do {
-            let signedIn = try await provider.flows.signIn.code(token: token, code: step.form["code"] ?? "", caller: step.caller)
+            let signedIn = try await services.flows.signIn.code(token: token, code: step.form["code"] ?? "", caller: step.caller)
             return try await authorization.signedIn(userID: signedIn.userID, amr: signedIn.amr, step.authorization, client: step.client,
                                                     interaction: step.interaction, request: step.request)
         } catch let failure as FlowFailure {
@@ -76,7 +76,7 @@ struct LoginCodeEndpoints {
     func resend(_ step: Step) async throws -> Response {
         let token = step.form["flow"] ?? ""
         do {
-            return try await codePage(step, provider.flows.signIn.challenge(token: token, challenges: nil, caller: step.caller))
+            return try await codePage(step, services.flows.signIn.challenge(token: token, challenges: nil, caller: step.caller))
         } catch let failure as FlowFailure {
             return failurePage(step, token: token, failure: failure)
         }
@@ -90,9 +90,9 @@ struct LoginCodeEndpoints {
     }
 
     func codePage(_ step: Step, token: String, target: String, codeLength: Int, message: String?, status: HTTPResponse.Status) -> Response {
-        let (csrf, cookie) = provider.csrf.token(for: step.request)
-        let settings = provider.configuration.nativeAuth
-        let html = provider.pages.signInCode(language: step.language, clientName: step.client.name, interaction: step.interaction,
+        let (csrf, cookie) = services.csrf.token(for: step.request)
+        let settings = services.configuration.nativeAuth
+        let html = services.pages.signInCode(language: step.language, clientName: step.client.name, interaction: step.interaction,
                                              csrf: csrf, flow: token, target: target, codeLength: codeLength,
                                              minutes: Int((settings.codeLifetime + 59) / 60), message: message)
         var response = Responses.html(html, status: status, formTargets: [step.authorization.redirectURI])
@@ -110,7 +110,7 @@ struct LoginCodeEndpoints {
     func failurePage(_ step: Step, token: String, failure: FlowFailure) -> Response {
         switch failure {
         case .wrongCode, .codeExpired, .tooManyWrongCodes, .resendTooSoon, .tooManyCodes, .busy:
-            return codePage(step, token: token, target: step.form["target"] ?? "", codeLength: provider.configuration.nativeAuth.codeLength,
+            return codePage(step, token: token, target: step.form["target"] ?? "", codeLength: services.configuration.nativeAuth.codeLength,
                             message: Self.text(failure, step.language), status: Self.status(failure))
         default:
             return loginPage(step, email: nil, failure: failure)

@@ -5,7 +5,7 @@ import TesseraDomain
 /// RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0 §2–3): the parameters, the
 /// confirmation form and the answer; what a request may do is ``Logout``.
 struct LogoutEndpoint {
-    let provider: Provider
+    let services: Services
 
     func register(on router: Router<TesseraRequestContext>) {
         router.get(RouterPath(Endpoint.endSession.path)) { request, _ in try await logout(request) }
@@ -14,7 +14,7 @@ struct LogoutEndpoint {
 
     func logout(_ request: Request) async throws -> Response {
         var request = request
-        let pages = provider.pages
+        let pages = services.pages
         let parameters: RequestParameters
         do { parameters = try await request.queryOrFormParameters() } catch let error as OAuthError {
             return Responses.html(pages.error(language: .en, error: error), status: .badRequest)
@@ -22,19 +22,19 @@ struct LogoutEndpoint {
         let locales = (parameters["ui_locales"] ?? "").split(separator: " ").map(String.init)
         let language = PageLanguage.negotiate(uiLocales: locales, acceptLanguage: request.headers[.acceptLanguage])
         let redirect = parameters["post_logout_redirect_uri"]
-        let sessions = BrowserSessions(provider: provider)
+        let sessions = BrowserSessions(services: services)
         let session = try await sessions.current(request)
-        let confirmed = request.method == .post && parameters["confirm"] == "yes" && provider.csrf.isValid(parameters["csrf_token"], request: request)
+        let confirmed = request.method == .post && parameters["confirm"] == "yes" && services.csrf.isValid(parameters["csrf_token"], request: request)
         let outcome: Logout.Outcome
         do {
-            outcome = try await provider.logout.perform(Logout.Request(idTokenHint: parameters["id_token_hint"], clientID: parameters["client_id"],
+            outcome = try await services.logout.perform(Logout.Request(idTokenHint: parameters["id_token_hint"], clientID: parameters["client_id"],
                                                                        postLogoutRedirectURI: redirect, confirmed: confirmed),
                                                         session: session)
         } catch let error as OAuthError where error.code == .invalidRequest {
             return Responses.html(pages.error(language: language, error: error), status: .badRequest)
         }
         if case .confirm(let clientID) = outcome {
-            let (csrf, cookie) = provider.csrf.token(for: request)
+            let (csrf, cookie) = services.csrf.token(for: request)
             var response = Responses.html(pages.logout(language: language, csrf: csrf, clientID: clientID,
                                                        postLogoutRedirectURI: redirect, state: parameters["state"],
                                                        idTokenHint: parameters["id_token_hint"]),

@@ -7,10 +7,10 @@ import TesseraDomain
 /// The native sign-in API over HTTP (Microsoft Entra's native authentication wire
 /// protocol): form-encoded POSTs, JSON answers, errors in the reference's shape.
 struct NativeAuthEndpoints {
-    let provider: Provider
+    let services: Services
 
     func register(on router: Router<TesseraRequestContext>) {
-        let flows = provider.flows
+        let flows = services.flows
         typealias Step = @Sendable (RequestParameters, FlowCaller) async throws -> FlowStep
         let wire = NativeAuthWire.self
         let routes: [(NativeAuthEndpoint, Step)] = [
@@ -91,9 +91,9 @@ struct NativeAuthEndpoints {
     /// `/oauth2/v2.0/token`: the native grants, and `refresh_token` as at `/token`.
     func token(_ parameters: RequestParameters, caller: FlowCaller) async throws -> Response {
         guard let grantType = parameters["grant_type"] else { throw NativeAuthError.missing("grant_type") }
-        guard let grant = provider.nativeGrants.grant(for: grantType) else {
+        guard let grant = services.nativeGrants.grant(for: grantType) else {
             throw NativeAuthError("unsupported_grant_type", "The grant type '\(grantType)' is not supported here "
-                                    + "(\(provider.nativeGrants.supported.joined(separator: ", "))).")
+                                    + "(\(services.nativeGrants.supported.joined(separator: ", "))).")
         }
         // refresh_token is one of /token's grants: the client must be allowed it, and its
         // OAuth errors are answered in the native API's shape.
@@ -102,7 +102,7 @@ struct NativeAuthEndpoints {
         }
         let response: TokenResponse
         do {
-            response = try await provider.nativeGrants.exchange(grant, TokenRequest(parameters: parameters, client: caller.client, address: caller.address,
+            response = try await services.nativeGrants.exchange(grant, TokenRequest(parameters: parameters, client: caller.client, address: caller.address,
                                                              language: caller.language))
         } catch let error as OAuthError where error.code != .serverError {
             throw NativeAuthError(error.code.rawValue, error.errorDescription ?? error.code.rawValue, status: error.status)
@@ -111,7 +111,7 @@ struct NativeAuthEndpoints {
         if let expiresIn = response.expiresIn { members["ext_expires_in"] = .int(Int64(expiresIn)) }
         if parameters["client_info"] == "true", let idToken = response.idToken, let subject = Self.subject(ofIDToken: idToken) {
             // MSAL names the account by `client_info`: base64url JSON of the user's and the tenant's ids.
-            let info = try CanonicalJSON.encode(["uid": subject, "utid": Self.tenant(provider.issuer)])
+            let info = try CanonicalJSON.encode(["uid": subject, "utid": Self.tenant(services.issuer)])
             members["client_info"] = .string(Base64URL.encode(info))
         }
         return Responses.json(try CanonicalJSON.encode(members))
@@ -146,7 +146,7 @@ struct NativeAuthEndpoints {
         } catch is DatabaseUnavailable {
             response = Self.errorResponse(NativeAuthWire.unavailable, correlationID: correlationID)
         } catch {
-            provider.logger.error("native sign-in request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
+            services.logger.error("native sign-in request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
             response = Self.errorResponse(NativeAuthError("server_error", "The server could not complete the request.", status: 500),
                                           correlationID: correlationID)
         }
@@ -160,7 +160,7 @@ struct NativeAuthEndpoints {
         guard let id = parameters["client_id"] ?? basic?.id else {
             throw NativeAuthError("invalid_request", "The client_id parameter is empty or not valid.", errorCodes: [90100])
         }
-        guard let client = try await provider.clients.client(id: id) else {
+        guard let client = try await services.clients.client(id: id) else {
             throw NativeAuthError("unauthorized_client", "The client_id parameter is empty or not valid: no application is registered "
                                     + "with this client_id.", errorCodes: [700016])
         }
@@ -170,7 +170,7 @@ struct NativeAuthEndpoints {
         }
         if !client.isPublic {
             do {
-                let authenticated = try await provider.clientAuthenticator.authenticate(basic: basic, parameters: parameters)
+                let authenticated = try await services.clientAuthenticator.authenticate(basic: basic, parameters: parameters)
                 guard authenticated.id == client.id else { throw OAuthError.invalidClient(detail: "client mismatch") }
             } catch let error as OAuthError {
                 throw NativeAuthError("invalid_client", "This client must authenticate: " + (error.errorDescription ?? "client authentication failed."),

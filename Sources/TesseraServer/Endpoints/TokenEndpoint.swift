@@ -5,22 +5,22 @@ import TesseraDomain
 /// The token endpoint (RFC 6749 §3.2): authenticates the client, then hands the request
 /// to the grant registered for its `grant_type`.
 struct TokenEndpoint {
-    let provider: Provider
+    let services: Services
 
     func register(on router: Router<TesseraRequestContext>) {
         router.post(RouterPath(Endpoint.token.path)) { request, context in
-            await Self.answer(provider) { try await token(request, address: context.addressKey) }
+            await Self.answer(services) { try await token(request, address: context.addressKey) }
         }
     }
 
     func token(_ request: Request, address: String) async throws -> Response {
         var request = request
         let parameters = try await request.formParameters()
-        let client = try await provider.clientAuthenticator.authenticate(basic: try request.basicCredentials(), parameters: parameters)
+        let client = try await services.clientAuthenticator.authenticate(basic: try request.basicCredentials(), parameters: parameters)
         guard !parameters.duplicates.contains("grant_type") else { throw OAuthError.invalidRequest("grant_type was sent more than once.") }
         try parameters.requireSingleValues()
         guard let grantType = parameters["grant_type"] else { throw OAuthError.invalidRequest("The grant_type parameter is missing.") }
-        guard let grant = provider.grants.grant(for: grantType) else {
+        guard let grant = services.grants.grant(for: grantType) else {
             throw OAuthError(.unsupportedGrantType, "The grant type '\(grantType)' is not supported.")
         }
         // First-party apps (upstream identity tokens) and Native SSO groups exchange without registering the grant.
@@ -28,21 +28,21 @@ struct TokenEndpoint {
             throw OAuthError(.unauthorizedClient, "This client is not allowed the grant type '\(grantType)'.")
         }
         // No language: /token's grants send no mail.
-        return try Responses.json(try await provider.grants.exchange(grant, TokenRequest(parameters: parameters, client: client, address: address)))
+        return try Responses.json(try await services.grants.exchange(grant, TokenRequest(parameters: parameters, client: client, address: address)))
     }
 
     /// Runs an endpoint body and turns any error into an OAuth JSON error; anything that is
     /// not an ``OAuthError`` is logged and answered as `server_error` without its detail.
-    static func answer(_ provider: Provider, _ body: () async throws -> Response) async -> Response {
+    static func answer(_ services: Services, _ body: () async throws -> Response) async -> Response {
         do {
             return try await body()
         } catch let error as OAuthError {
-            if error.code == .serverError { provider.logger.error("request failed", metadata: ["error": "\(error)"]) }
+            if error.code == .serverError { services.logger.error("request failed", metadata: ["error": "\(error)"]) }
             return Responses.error(error)
         } catch is DatabaseUnavailable {
             return Outage.oauth()
         } catch {
-            provider.logger.error("request failed", metadata: ["error": "\(error)"])
+            services.logger.error("request failed", metadata: ["error": "\(error)"])
             return Responses.error(.serverError(detail: "\(error)"))
         }
     }
@@ -50,7 +50,7 @@ struct TokenEndpoint {
 
 /// Userinfo (OpenID Connect Core §5.3): the claims of the scopes the access token carries.
 struct UserinfoEndpoint {
-    let provider: Provider
+    let services: Services
 
     func register(on router: Router<TesseraRequestContext>) {
         router.get(RouterPath(Endpoint.userinfo.path)) { request, _ in await answer(request) }
@@ -76,13 +76,13 @@ struct UserinfoEndpoint {
                 response.headers[.wwwAuthenticate] = "Bearer realm=\"tessera\""
                 return response
             }
-            let validated = try await provider.accessTokens.validate(token)
+            let validated = try await services.accessTokens.validate(token)
             guard validated.scope.contains(ScopeCatalogue.openid), let grant = validated.grant,
-                  let (user, client) = try await provider.accounts.owner(of: grant) else {
+                  let (user, client) = try await services.accounts.owner(of: grant) else {
                 throw OAuthError(.insufficientScope, "The access token was not issued with the openid scope.")
             }
             var claims = UserClaims.userinfo(of: user, scopes: validated.scope, requested: grant.claims)
-            claims["sub"] = .string(provider.tokenIssuer.subject(userID: user.id, client: client))
+            claims["sub"] = .string(services.tokenIssuer.subject(userID: user.id, client: client))
             return try Responses.json(claims)
         } catch let error as OAuthError where error.code == .invalidToken || error.code == .insufficientScope {
             return Responses.bearerError(error)
@@ -91,7 +91,7 @@ struct UserinfoEndpoint {
         } catch is DatabaseUnavailable {
             return Outage.oauth()
         } catch {
-            provider.logger.error("userinfo failed", metadata: ["error": "\(error)"])
+            services.logger.error("userinfo failed", metadata: ["error": "\(error)"])
             return Responses.error(.serverError(detail: "\(error)"))
         }
     }

@@ -4,14 +4,14 @@ import TesseraDomain
 
 /// Revocation (RFC 7009) and introspection (RFC 7662).
 struct TokenManagementEndpoints {
-    let provider: Provider
+    let services: Services
 
     func register(on router: Router<TesseraRequestContext>) {
         router.post(RouterPath(Endpoint.revocation.path)) { request, _ in
-            await TokenEndpoint.answer(provider) { try await revoke(request) }
+            await TokenEndpoint.answer(services) { try await revoke(request) }
         }
         router.post(RouterPath(Endpoint.introspection.path)) { request, _ in
-            await TokenEndpoint.answer(provider) { try await introspect(request) }
+            await TokenEndpoint.answer(services) { try await introspect(request) }
         }
     }
 
@@ -20,9 +20,9 @@ struct TokenManagementEndpoints {
         var request = request
         let parameters = try await request.formParameters()
         try parameters.requireSingleValues()
-        let client = try await provider.clientAuthenticator.authenticate(basic: try request.basicCredentials(), parameters: parameters)
+        let client = try await services.clientAuthenticator.authenticate(basic: try request.basicCredentials(), parameters: parameters)
         guard let token = parameters["token"] else { throw OAuthError.invalidRequest("The token parameter is missing.") }
-        try await provider.tokenIntrospection.revoke(token, by: client)
+        try await services.tokenIntrospection.revoke(token, by: client)
         var response = Response(status: .ok)
         response.headers[.cacheControl] = "no-store"
         return response
@@ -33,7 +33,7 @@ struct TokenManagementEndpoints {
         var request = request
         let parameters = try await request.formParameters()
         try parameters.requireSingleValues()
-        let client = try await provider.clientAuthenticator.authenticate(basic: try request.basicCredentials(), parameters: parameters)
-        return try Responses.json(try await provider.tokenIntrospection.introspect(parameters["token"], by: client))
+        let client = try await services.clientAuthenticator.authenticate(basic: try request.basicCredentials(), parameters: parameters)
+        return try Responses.json(try await services.tokenIntrospection.introspect(parameters["token"], by: client))
     }
 }

@@ -28,7 +28,7 @@ public func bootstrapMetrics() {
 
 /// The management listener (`--metrics-port`): `GET /metrics` in Prometheus's text format,
 /// and the two health paths, on an address of its own (loopback unless `--metrics-host`).
-func managementApplication(configuration: ServerConfiguration, port: Int, logger: Logger,
+package func managementApplication(configuration: ServerConfiguration, port: Int, logger: Logger,
                            readiness: @escaping @Sendable () async -> String?) -> some ApplicationProtocol {
     let registry = MetricsExport.registry
     let router = Router()

@@ -5,6 +5,7 @@ import NIOConcurrencyHelpers
 import ServiceLifecycle
 import TesseraCore
 import TesseraDomain
+import TesseraServer
 
 /// `tessera serve`: a node's listeners, its provider, and the background work, started so that
 /// a node whose database is away waits for it instead of exiting.
@@ -124,12 +125,7 @@ struct NodeResponder: HTTPResponder {
 
     func respond(to request: Request, context: Context) async throws -> Response {
         if let responder = state.responder { return try await responder.respond(to: request, context: context) }
-        switch request.uri.path {
-        case "/health", "/health/live": return HealthEndpoints.answer(.ok, "ok")
-        case "/health/ready": return HealthEndpoints.answer(.serviceUnavailable, "unavailable")
-        case Templates.stylesheetPath: return Templates.stylesheetResponse()  // for the page below
-        default: return Outage.response(for: request, pages: pages)
-        }
+        return HealthEndpoints.beforeServing(request, pages: pages)
     }
 }
 
@@ -146,13 +142,13 @@ struct NodeService: Service {
     func run() async throws {
         let started: Provider? = if let initial { initial } else { try await waitForDatabase() }
         guard let provider = started else { return }
-        if let (provider, port) = state.serve(provider, with: try buildRouter(provider: provider).buildResponder()) {
+        if let (provider, port) = state.serve(provider, with: try buildRouter(services: provider.services, readiness: { await provider.unreadiness() }).buildResponder()) {
             try await onReady(provider, port)
         }
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await MaintenanceService(provider: provider).run() }
-                group.addTask { try await MailDeliveryService(delivery: provider.mailDelivery).run() }
+                group.addTask { try await MailDeliveryService(delivery: provider.services.mailDelivery).run() }
                 try await group.waitForAll()
             }
         } catch {
