@@ -63,21 +63,15 @@ let package = Package(
                 "TesseraCore",
                 // Upstream identity providers are OpenID providers to the server: it signs in
                 // to them with the SDK's relying-party code (discovery, JWKS, ID-token checks),
-                // sending HTTP through AsyncHTTPClient: no FoundationNetworking (libcurl) in the server.
+                // over the SDK's HTTPTransport (TesseraInfrastructure's, on AsyncHTTPClient).
                 "TesseraAuthCore",
                 "TesseraOpenSSL",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             // Data is a file, not source; embedded in the binary, so a copied binary still has it.
             resources: [
@@ -86,6 +80,24 @@ let package = Package(
                 .embedInCode("Resources/mail/mail-ru.json"),
                 .embedInCode("Resources/mail/mail-header.html"),
                 .embedInCode("Resources/mail/mail-footer.html"),
+            ]
+        ),
+        // What the domain declares and the server runs on: SMTP delivery (SwiftNIO, NIOSSL), the
+        // HTTP client for upstream providers (AsyncHTTPClient), the password-hashing threads
+        // (NIOPosix), the outbox's background delivery (ServiceLifecycle).
+        .target(
+            name: "TesseraInfrastructure",
+            dependencies: [
+                "TesseraAuthCore",
+                "TesseraDomain",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // RS256 signing through the machine's OpenSSL 3 (loaded at run time, swift-crypto
@@ -195,6 +207,7 @@ let package = Package(
             dependencies: [
                 "TesseraCore",
                 "TesseraDomain",
+                "TesseraInfrastructure",
                 "TesseraSQL",
                 "TesseraServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -222,6 +235,7 @@ let package = Package(
             name: "tessera",
             dependencies: [
                 "TesseraDomain",
+                "TesseraInfrastructure",
                 "TesseraNode",
                 "TesseraServer",
                 "TesseraAuthCore",
@@ -247,6 +261,7 @@ let package = Package(
             dependencies: [
                 "TesseraCore",
                 "TesseraDomain",
+                "TesseraInfrastructure",
                 "TesseraSQL",
                 "TesseraTestSupport",
                 .product(name: "Logging", package: "swift-log"),
@@ -261,6 +276,7 @@ let package = Package(
                 "TesseraSQLite",
                 "TesseraServer",
                 "TesseraNode",
+                "TesseraInfrastructure",
                 "TesseraAuthCore",
                 "TesseraTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

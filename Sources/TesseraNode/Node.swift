@@ -5,6 +5,7 @@ import NIOConcurrencyHelpers
 import ServiceLifecycle
 import TesseraCore
 import TesseraDomain
+import TesseraInfrastructure
 import TesseraServer
 
 /// `tessera serve`: a node's listeners, its provider, and the background work, started so that

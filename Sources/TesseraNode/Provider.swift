@@ -3,6 +3,7 @@ import Logging
 import NIOConcurrencyHelpers
 import TesseraCore
 import TesseraDomain
+import TesseraInfrastructure
 import TesseraSQL
 import TesseraServer
 
@@ -39,9 +40,11 @@ public final class Provider: Sendable {
             try await keys.start()
             let pairwiseSecret = try await store.setting("pairwise_secret") { SecureRandom.token() }
             let csrfSecret = try await store.setting("csrf_secret") { SecureRandom.token(bytes: 32) }
-            let services = try Services(configuration: configuration, store: store, keys: keys, pairwiseSecret: pairwiseSecret,
-                                        csrfSecret: csrfSecret, secretBox: masterKey.box,
-                                        mailTransport: try mailTransport(configuration, logger: logger), clock: clock, logger: logger)
+            let infrastructure = ServiceInfrastructure(mailTransport: try mailTransport(configuration, logger: logger),
+                                                       httpTransport: AsyncHTTPClientTransport(), hashingThreads: NIOHashingThreads())
+            let services = try Services(configuration: configuration, store: store, infrastructure: infrastructure, keys: keys,
+                                        pairwiseSecret: pairwiseSecret, csrfSecret: csrfSecret, secretBox: masterKey.box, clock: clock,
+                                        logger: logger)
             try await services.federation.sealStoredTokens()
             return Provider(store: store, services: services)
         } catch {

@@ -1,8 +1,24 @@
 import Crypto
 import Foundation
 import Logging
+import TesseraAuthCore
 import TesseraCore
 import TesseraDomain
+
+/// What the services run on that the domain only declares: where the outbox's mail goes, how
+/// upstream identity providers are reached, and the threads that hash passwords. The wiring
+/// gives TesseraInfrastructure's (SMTP, AsyncHTTPClient, a thread pool).
+public struct ServiceInfrastructure: Sendable {
+    public var mailTransport: any MailTransport
+    public var httpTransport: any HTTPTransport
+    public var hashingThreads: any HashingThreads
+
+    public init(mailTransport: any MailTransport, httpTransport: any HTTPTransport, hashingThreads: any HashingThreads) {
+        self.mailTransport = mailTransport
+        self.httpTransport = httpTransport
+        self.hashingThreads = hashingThreads
+    }
+}
 
 /// What the endpoints use: the domain's services, the keys and the pages, built from one
 /// configuration over the stores' protocols. It holds no store: an endpoint reaches data only
@@ -64,15 +80,16 @@ public final class Services: Sendable {
     /// Native SSO's device sessions.
     package let deviceSessions: DeviceSessions
 
-    /// The services over `store`. `mailTransport`: where the outbox's messages go.
-    package init(configuration: ServerConfiguration, store: any ServiceStores, keys: KeyRing, pairwiseSecret: String, csrfSecret: String,
-                 secretBox: SecretBox, mailTransport: any MailTransport, clock: WallClock, logger: Logger) throws {
+    /// The services over `store`, running on `infrastructure`.
+    package init(configuration: ServerConfiguration, store: any ServiceStores, infrastructure: ServiceInfrastructure, keys: KeyRing,
+                 pairwiseSecret: String, csrfSecret: String, secretBox: SecretBox, clock: WallClock, logger: Logger) throws {
         self.configuration = configuration
         self.issuer = configuration.issuerURL
         self.keys = keys
         self.clock = clock
         self.logger = logger
-        passwords = PasswordHasher(parameters: configuration.passwordHashing, queueLength: configuration.workLimits.hashingQueue)
+        passwords = PasswordHasher(parameters: configuration.passwordHashing, threads: infrastructure.hashingThreads,
+                                   queueLength: configuration.workLimits.hashingQueue)
         workLimits = WorkLimits(configuration.workLimits, store: store)
         audit = AuditTrail(store: store, clock: clock, logger: logger)
         tokenIssuer = TokenIssuer(issuer: issuer, keys: keys, clock: clock, accessTokenLifetime: configuration.accessTokenLifetime,
@@ -96,7 +113,7 @@ public final class Services: Sendable {
         csrf = CSRF(key: Self.key(from: csrfSecret, for: "csrf-form-token"), secure: configuration.secureCookies)
         deviceCookies = DeviceCookies(key: Self.key(from: csrfSecret, for: "device-cookie"), secure: configuration.secureCookies)
         let mailDomain = MailAddress.domain(ofIssuer: issuer)
-        mailDelivery = OutboxDelivery(store: store, transport: mailTransport, clock: clock, logger: logger)
+        mailDelivery = OutboxDelivery(store: store, transport: infrastructure.mailTransport, clock: clock, logger: logger)
         mailer = OutboxMailer(store: store, sender: try configuration.mailFrom.map(MailAddress.init(parsing:))
                                   ?? MailAddress.defaultSender(issuer: issuer),
                               domain: mailDomain, clock: clock, signal: mailDelivery.signal)
@@ -108,6 +125,7 @@ public final class Services: Sendable {
         emailLinks = EmailLinks(lifetime: configuration.emailLinkLifetime, issuer: issuer, store: store, limits: flows.mailLimits,
                                 mail: flows.mail, audit: audit, clock: clock, logger: logger)
         federation = try Federation(settings: configuration.upstreamProviders, issuer: issuer, store: store, secretBox: secretBox,
+                                    transport: infrastructure.httpTransport,
                                     audit: audit, clock: clock, logger: logger)
         sessions = Sessions(store: store, users: store, lifetime: configuration.sessionLifetime, clock: clock)
         logout = Logout(tokenIssuer: tokenIssuer, clients: store, sessions: sessions, deviceSessions: deviceSessions)

@@ -4,6 +4,7 @@ import HTTPTypes
 import TesseraAuthCore
 import TesseraCore
 import TesseraDomain
+import TesseraInfrastructure
 import TesseraServer
 import TesseraNode
 

@@ -5,6 +5,7 @@ import TesseraCore
 import TesseraServer
 import TesseraNode
 import TesseraDomain
+import TesseraInfrastructure
 
 /// `tessera login`: the SDK's browser sign-in, run for real from a terminal (RFC 8252 §7.3),
 /// or with `--native` its native sign-in (by emailed code, or by password). HTTP goes through the

@@ -3,6 +3,7 @@ import Logging
 import Testing
 import TesseraCore
 @testable import TesseraDomain
+@testable import TesseraInfrastructure
 import TesseraSQL
 import TesseraTestSupport
 
@@ -27,7 +28,7 @@ struct FlowBench {
         let mail = FlowMail(mailer: mailer, templates: try MailTemplates(), issuerHost: "id.example")
         let codes = EmailCodes(settings: settings, steps: steps, store: store,
                                limits: MailLimits(settings: settings, store: store, clock: clock), mail: mail, clock: clock)
-        let passwords = NewPasswords(policy: PasswordPolicy(), hasher: PasswordHasher(parameters: .init(logN: 4, r: 8, p: 1)), steps: steps)
+        let passwords = NewPasswords(policy: PasswordPolicy(), hasher: PasswordHasher(parameters: .init(logN: 4, r: 8, p: 1), threads: NIOHashingThreads()), steps: steps)
         signUp = SignUp(settings: settings, enumerationProtection: true, store: store, steps: steps, codes: codes, passwords: passwords,
                         clock: clock, logger: logger)
         reset = PasswordReset(settings: settings, enumerationProtection: true, store: store, steps: steps, codes: codes,

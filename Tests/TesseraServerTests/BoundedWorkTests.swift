@@ -7,6 +7,7 @@ import TesseraCore
 @testable import TesseraServer
 @testable import TesseraNode
 @testable import TesseraDomain
+@testable import TesseraInfrastructure
 @testable import TesseraSQL
 import TesseraTestSupport
 
@@ -145,7 +146,7 @@ struct BoundedWorkTests {
 
     @Test("a flood of new passwords waits behind sign-ins, and past the queue is refused at once")
     func hasherUnderFlood() async throws {
-        let hasher = PasswordHasher(parameters: ScryptParameters(logN: 13, r: 8, p: 1), threads: 1, queueLength: 4)
+        let hasher = PasswordHasher(parameters: ScryptParameters(logN: 13, r: 8, p: 1), threads: NIOHashingThreads(count: 1), queueLength: 4)
         let hash = try await hasher.hash("correct horse", priority: .new)
         let flood = (0..<40).map { _ in Task { try? await hasher.hash("a new password", priority: .new) } }
         let verified = try await hasher.verify("correct horse", against: hash, priority: .underWay)

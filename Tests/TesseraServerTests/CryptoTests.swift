@@ -4,6 +4,7 @@ import TesseraCore
 @testable import TesseraServer
 @testable import TesseraNode
 @testable import TesseraDomain
+@testable import TesseraInfrastructure
 @testable import TesseraOpenSSL
 @testable import TesseraSQL
 
@@ -108,7 +109,7 @@ struct KeyRingTests {
 struct PasswordHasherTests {
     @Test("a hash verifies its password only, and is salted")
     func verify() async throws {
-        let hasher = PasswordHasher(parameters: .testing)
+        let hasher = PasswordHasher(parameters: .testing, threads: NIOHashingThreads())
         let hash = try await hasher.hash("correct horse")
         #expect(hash.hasPrefix("$scrypt$ln=10,r=8,p=1$"))
         #expect(try await hasher.hash("correct horse") != hash)
@@ -119,15 +120,15 @@ struct PasswordHasherTests {
 
     @Test("no account never matches, but costs a hash")
     func decoy() async throws {
-        let hasher = PasswordHasher(parameters: .testing)
+        let hasher = PasswordHasher(parameters: .testing, threads: NIOHashingThreads())
         #expect(try await !hasher.verify("x", against: nil).matches)
         #expect(PasswordHasher.parse(hasher.decoy) != nil)
     }
 
     @Test("a hash made with other parameters asks to be rehashed")
     func rehash() async throws {
-        let old = try await PasswordHasher(parameters: ScryptParameters(logN: 9, r: 8, p: 1)).hash("pw-12345")
-        let result = try await PasswordHasher(parameters: .testing).verify("pw-12345", against: old)
+        let old = try await PasswordHasher(parameters: ScryptParameters(logN: 9, r: 8, p: 1), threads: NIOHashingThreads()).hash("pw-12345")
+        let result = try await PasswordHasher(parameters: .testing, threads: NIOHashingThreads()).verify("pw-12345", against: old)
         #expect(result.matches && result.needsRehash)
     }
 
@@ -145,7 +146,7 @@ struct PasswordHasherTests {
         } else {
             #expect(throws: ImportedHashError.self) { _ = try ImportedPasswordHash.verify("any guess", against: stored) }
         }
-        #expect(try await !PasswordHasher(parameters: .testing).verify("any guess", against: stored).matches)
+        #expect(try await !PasswordHasher(parameters: .testing, threads: NIOHashingThreads()).verify("any guess", against: stored).matches)
     }
 
     @Test("the scrypt caps: memory 128 MiB, work 2^21, and the server's own parameters within them")

@@ -9,6 +9,7 @@ import TesseraCore
 import TesseraServer
 import TesseraNode
 import TesseraDomain
+import TesseraInfrastructure
 import TesseraSQL
 
 /// The server's HTTP transport (what federation and `tessera login` use) against a real

@@ -10,6 +10,7 @@ import TesseraCore
 @testable import TesseraServer
 @testable import TesseraNode
 @testable import TesseraDomain
+@testable import TesseraInfrastructure
 @testable import TesseraSQL
 import TesseraTestSupport
 

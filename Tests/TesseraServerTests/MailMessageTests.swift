@@ -5,6 +5,7 @@ import TesseraCore
 @testable import TesseraServer
 @testable import TesseraNode
 @testable import TesseraDomain
+@testable import TesseraInfrastructure
 @testable import TesseraSQL
 
 @Suite("Email messages (MIME)")

@@ -1,8 +1,6 @@
 import Crypto
-import NIOCore
 import CryptoExtras
 import Foundation
-import NIOPosix
 import NIOConcurrencyHelpers
 import TesseraCore
 
@@ -17,17 +15,26 @@ public struct ScryptParameters: Sendable, Equatable {
     public static let testing = ScryptParameters(logN: 10, r: 8, p: 1)
 }
 
+/// Threads for CPU-heavy work (password hashing), so that it never blocks the event loops or
+/// the database threads. TesseraInfrastructure has the one the server uses (`NIOHashingThreads`).
+public protocol HashingThreads: Sendable {
+    /// How many run at once.
+    var count: Int { get }
+    /// Runs `work` on one of the threads.
+    func run<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value
+}
+
 /// Hashes and verifies passwords with scrypt, in PHC string format
-/// (`$scrypt$ln=15,r=8,p=3$<salt>$<hash>`), on a thread pool of its own so
+/// (`$scrypt$ln=15,r=8,p=3$<salt>$<hash>`), on threads of its own (``HashingThreads``) so
 /// that hashing never blocks the event loops or the database threads.
 ///
-/// The pool runs one derivation per thread; the rest wait in a bounded queue
+/// The threads run one derivation each; the rest wait in a bounded queue
 /// (``HashingQueue``) where work for a sign-in under way goes before new work, so a flood
 /// of sign-up starts can neither grow memory without bound nor starve people signing in.
 /// Work that finds the queue full fails at once with ``Busy``.
 public final class PasswordHasher: Sendable {
     public let parameters: ScryptParameters
-    let pool: NIOThreadPool
+    let threads: any HashingThreads
     let queue: HashingQueue
     /// What an unknown account's password is checked against, so that a wrong email costs
     /// the same scrypt work as a wrong password. A random salt and a random "hash" at the
@@ -46,19 +53,14 @@ public final class PasswordHasher: Sendable {
     /// The queue is full: the server is busy hashing; try again in a few seconds.
     public struct Busy: Error, Sendable {}
 
-    /// `queueLength`: how many hashings may wait for a thread (`password-hashing-queue`).
-    public init(parameters: ScryptParameters = .owasp, threads: Int = System.coreCount, queueLength: Int = 64) {
+    /// `threads`: where the derivations run, one per thread at a time; `queueLength`: how many
+    /// hashings may wait for a thread (`password-hashing-queue`).
+    public init(parameters: ScryptParameters = .owasp, threads: any HashingThreads, queueLength: Int = 64) {
         self.parameters = parameters
-        let threads = max(1, threads)
-        pool = NIOThreadPool(numberOfThreads: threads)
-        pool.start()
-        queue = HashingQueue(slots: threads, length: max(1, queueLength))
+        self.threads = threads
+        queue = HashingQueue(slots: max(1, threads.count), length: max(1, queueLength))
         decoy = "$scrypt$ln=\(parameters.logN),r=\(parameters.r),p=\(parameters.p)$"
             + "\(Self.phcBase64(SecureRandom.bytes(16)))$\(Self.phcBase64(SecureRandom.bytes(32)))"
-    }
-
-    deinit {
-        pool.shutdownGracefully { _ in }
     }
 
     public func hash(_ password: String, priority: Priority = .underWay) async throws -> String {
@@ -91,11 +93,11 @@ public final class PasswordHasher: Sendable {
         }
     }
 
-    /// Runs `work` on the pool once the queue gives it a thread.
+    /// Runs `work` on the threads once the queue gives it one.
     func run<Value: Sendable>(_ priority: Priority, _ work: @escaping @Sendable () throws -> Value) async throws -> Value {
         try await queue.enter(priority)
         defer { queue.leave() }
-        return try await pool.runIfActive(work)
+        return try await threads.run(work)
     }
 
     static func hash(_ password: String, parameters: ScryptParameters) throws -> String {

@@ -19,17 +19,17 @@ public struct MailDeliveryError: Error, CustomStringConvertible, Equatable {
     public let replyCode: Int?
 
     /// The relay is unreachable or unusable for now; retried with backoff.
-    static func relay(_ description: String, replyCode: Int? = nil) -> MailDeliveryError {
+    package static func relay(_ description: String, replyCode: Int? = nil) -> MailDeliveryError {
         MailDeliveryError(description: description, isPermanent: false, concernsRelay: true, replyCode: replyCode)
     }
 
     /// This message was deferred (4xx); retried with backoff.
-    static func deferred(_ description: String, replyCode: Int?) -> MailDeliveryError {
+    package static func deferred(_ description: String, replyCode: Int?) -> MailDeliveryError {
         MailDeliveryError(description: description, isPermanent: false, concernsRelay: false, replyCode: replyCode)
     }
 
     /// This message was refused (5xx); never retried.
-    static func rejected(_ description: String, replyCode: Int?) -> MailDeliveryError {
+    package static func rejected(_ description: String, replyCode: Int?) -> MailDeliveryError {
         MailDeliveryError(description: description, isPermanent: true, concernsRelay: false, replyCode: replyCode)
     }
 }

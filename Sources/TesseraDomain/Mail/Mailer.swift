@@ -77,7 +77,7 @@ package final class DeliverySignal: Sendable {
     }
 
     /// Returns on a notification, on cancellation, or after `timeout`.
-    func wait(timeout: Duration) async {
+    package func wait(timeout: Duration) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.wait() }
             group.addTask { try? await Task.sleep(for: timeout) }

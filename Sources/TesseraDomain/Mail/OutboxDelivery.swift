@@ -1,5 +1,4 @@
 import Logging
-import ServiceLifecycle
 
 /// When a deferred message is tried again: after 1 minute, then 2, 4, 8, … capped at an
 /// hour, and not after a day: a message still undelivered 24 hours after it was
@@ -21,13 +20,13 @@ public struct RetryPolicy: Sendable {
 /// Moves messages from the outbox to a ``MailTransport``: claims one due message at a
 /// time, hands it on, and records the outcome (delivered, retry later, or failed).
 package struct OutboxDelivery: Sendable {
-    let store: any OutboxStore
-    let transport: any MailTransport
-    let clock: WallClock
+    package let store: any OutboxStore
+    package let transport: any MailTransport
+    package let clock: WallClock
     let retry: RetryPolicy
     /// How long a claim lasts: longer than any one attempt can take with its timeouts.
     let leaseDuration: Int64
-    let logger: Logger
+    package let logger: Logger
     /// Rung by the ``OutboxMailer`` when it queues a message.
     package let signal: DeliverySignal
 
@@ -43,7 +42,7 @@ package struct OutboxDelivery: Sendable {
     }
 
     /// What one round did.
-    struct Round: Equatable {
+    package struct Round: Equatable {
         var delivered = 0
         var deferred = 0
         var failed = 0
@@ -53,7 +52,7 @@ package struct OutboxDelivery: Sendable {
     /// relay fails (the rest would fail the same way: they wait for the next round) or
     /// `shouldStop` says so.
     @discardableResult
-    func deliverDue(shouldStop: () -> Bool = { false }) async throws -> Round {
+    package func deliverDue(shouldStop: () -> Bool = { false }) async throws -> Round {
         var round = Round()
         while !shouldStop(), !Task.isCancelled {
             let now = clock.now()
@@ -115,55 +114,5 @@ package struct OutboxDelivery: Sendable {
     /// outbox, where a developer reads codes and links.
     package func latest(recipient: String?, limit: Int) async throws -> [OutboxMessage] {
         try await store.outboxMessages(recipient: recipient, limit: limit)
-    }
-}
-
-/// Runs ``OutboxDelivery`` in the background of `tessera serve`: at once when a message
-/// is queued on this node, and every `pollInterval` for retries and messages queued on
-/// other nodes. Also purges old messages: delivered ones after a day (they may hold
-/// codes and links), failed ones after a week.
-package struct MailDeliveryService: Service {
-    let delivery: OutboxDelivery
-    var pollInterval: Duration = .seconds(15)
-    var keepDelivered: Int64 = 86_400
-    var keepFailed: Int64 = 7 * 86_400
-
-    package init(delivery: OutboxDelivery, pollInterval: Duration = .seconds(15), keepDelivered: Int64 = 86_400,
-                 keepFailed: Int64 = 7 * 86_400) {
-        self.delivery = delivery
-        self.pollInterval = pollInterval
-        self.keepDelivered = keepDelivered
-        self.keepFailed = keepFailed
-    }
-
-    package func run() async throws {
-        if delivery.transport is LogTransport {
-            delivery.logger.notice("--dev without --smtp-url: emails are written to this log instead of being sent")
-        } else if delivery.transport is UnsentTransport {
-            delivery.logger.warning("no --smtp-url: emails (sign-in codes, links, notices) are not sent; set --smtp-url to send them")
-        } else if let smtp = delivery.transport as? SMTPTransport {
-            delivery.logger.info("emails are delivered through \(smtp.settings)")
-        }
-        var lastPurge: Int64 = 0
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            do {
-                // A delivery under way when shutdown starts finishes (its timeouts bound it); no new one starts.
-                try await delivery.deliverDue(shouldStop: { Task.isShuttingDownGracefully })
-                let now = delivery.clock.now()
-                if now - lastPurge >= 3600 {
-                    try await delivery.store.purgeOutbox(deliveredBefore: now - keepDelivered, failedBefore: now - keepFailed)
-                    lastPurge = now
-                }
-            } catch is CancellationError {
-                break
-            } catch is DatabaseUnavailable {
-                // Logged by the database; the next round tries again.
-            } catch {
-                delivery.logger.error("mail delivery round failed", metadata: ["error": "\(error)"])
-            }
-            await cancelWhenGracefulShutdown {
-                await delivery.signal.wait(timeout: pollInterval)
-            }
-        }
     }
 }

@@ -73,7 +73,7 @@ public struct SMTPSettings: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Loopback relays may receive credentials without TLS (a local MTA or test server).
-    var hostIsLoopback: Bool {
+    package var hostIsLoopback: Bool {
         let host = host.lowercased()
         if host == "localhost" || host == "::1" { return true }
         let octets = host.split(separator: ".")

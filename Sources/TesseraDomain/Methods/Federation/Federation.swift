@@ -26,10 +26,11 @@ package struct Federation: Sendable {
     /// How long a request to an upstream and a pending link last.
     package let requestLifetime: Int64 = 600
 
+    /// `transport`: how the upstreams are reached (discovery, keys, tokens, revocation).
     package init(settings: [UpstreamProviderSettings], issuer: String, store: any IdentityStore & UserStore & UsedOnceStore & StoreTransactions, secretBox: SecretBox,
-         audit: AuditTrail, clock: WallClock, logger: Logger) throws {
+         transport: any HTTPTransport, audit: AuditTrail, clock: WallClock, logger: Logger) throws {
         self.audit = audit
-        ordered = try settings.map { try Upstream($0, issuer: issuer, clock: clock) }
+        ordered = try settings.map { try Upstream($0, issuer: issuer, clock: clock, transport: transport) }
         upstreams = Dictionary(uniqueKeysWithValues: ordered.map { ($0.id, $0) })
         self.store = store
         self.secretBox = secretBox

@@ -30,7 +30,7 @@ package final class Upstream: Sendable {
     var isApple: Bool { settings.type == .apple }
     var scope: String { (settings.scopes ?? (isApple ? ["name", "email"] : ["openid", "email", "profile"])).joined(separator: " ") }
 
-    init(_ settings: UpstreamProviderSettings, issuer: String, clock: WallClock, transport: any HTTPTransport = AsyncHTTPClientTransport()) throws {
+    init(_ settings: UpstreamProviderSettings, issuer: String, clock: WallClock, transport: any HTTPTransport) throws {
         self.settings = settings
         self.clock = clock
         self.transport = transport

@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import NIOConcurrencyHelpers
+import TesseraDomain
 
 /// How long the client waits. RFC 5321 §4.5.3.2 suggests minutes; a relay that answers
 /// slower than this is treated as down and the message retried later.
