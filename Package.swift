@@ -267,6 +267,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The store contract, on SQLite and (when the tests have one) PostgreSQL.
+        .testTarget(
+            name: "TesseraSQLTests",
+            dependencies: [
+                "TesseraCore",
+                "TesseraDomain",
+                "TesseraSQL",
+                "TesseraTestSupport",
+            ]
+        ),
         .testTarget(
             name: "TesseraServerTests",
             dependencies: [

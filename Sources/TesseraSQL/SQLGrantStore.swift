@@ -106,6 +106,12 @@ extension SQLStore: GrantStore {
         try await database.withDatabase { db in try await Self.grant(id: id, on: db) }
     }
 
+    public func liveGrants(sid: String) async throws -> [Grant] {
+        try await database.withDatabase { db in
+            try await db.raw("SELECT * FROM grants WHERE sid = \(bind: sid) AND revoked_at IS NULL").all().map(Self.grant)
+        }
+    }
+
     public func refreshTokenGrant(tokenHash: String, now: Int64) async throws -> (grant: Grant, expiresAt: Int64)? {
         try await database.withDatabase { db in
             guard let row = try await db.raw("""

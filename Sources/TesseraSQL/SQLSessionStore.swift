@@ -39,14 +39,8 @@ extension SQLStore: SessionStore, InteractionStore, ConsentStore {
     }
 
     public func endSession(sid: String, now: Int64) async throws {
-        try await database.transaction { db in
+        try await database.withDatabase { db in
             try await db.raw("UPDATE sessions SET revoked_at = \(bind: now) WHERE sid = \(bind: sid) AND revoked_at IS NULL").run()
-            let grants = try await db.raw("""
-                SELECT id, scope FROM grants WHERE sid = \(bind: sid) AND revoked_at IS NULL
-                """).all()
-            for row in grants where !ScopeSet(parsing: try row.string("scope")).contains(ScopeCatalogue.offlineAccess) {
-                try await SQLStore.revokeGrant(id: try row.string("id"), now: now, on: db)
-            }
         }
     }
 

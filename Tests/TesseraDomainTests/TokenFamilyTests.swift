@@ -251,4 +251,24 @@ struct TokenFamilyTests {
             #expect(try await store.refreshTokenGrant(tokenHash: "b1", now: now + 1) != nil)
         }
     }
+
+    @Test("a browser session's end revokes the families made in it, except offline ones", arguments: TestBackend.available)
+    func sessionEnd(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
+            let user = try await prepare(store), now: Int64 = 1000
+            var online = grant(user, now: now)
+            online.scope = ScopeSet(parsing: "openid")
+            let offline = grant(user, now: now)
+            try await store.insertGrant(online, refreshToken: RefreshTokenRecord(tokenHash: "o1", grantID: online.id, clientID: "web",
+                                                                                  expiresAt: now + 100))
+            try await store.insertGrant(offline, refreshToken: nil)
+            try await store.insertSession(tokenHash: "c", BrowserSession(sid: "sid-1", userID: user.id, authTime: now, amr: ["pwd"],
+                                                                        expiresAt: now + 60), now: now)
+            try await store.transaction { tx in try await TokenFamilies.sessionEnded(sid: "sid-1", now: now, in: tx) }
+            #expect(try await store.session(tokenHash: "c", now: now) == nil)
+            #expect(try await store.grant(id: online.id)?.revokedAt == now)
+            #expect(try await store.refreshTokenGrant(tokenHash: "o1", now: now) == nil)
+            #expect(try await store.grant(id: offline.id)?.revokedAt == nil)
+        }
+    }
 }

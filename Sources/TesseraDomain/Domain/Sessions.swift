@@ -3,13 +3,13 @@ import TesseraCore
 /// Browser sessions. The browser holds a random token (its cookie); the store keeps only
 /// the token's hash, so reading the database hands out no session.
 package struct Sessions: Sendable {
-    let store: any SessionStore
+    let store: any SessionStore & StoreTransactions
     let users: any UserStore
     /// Seconds a session lasts from its sign-in.
     let lifetime: Int64
     let clock: WallClock
 
-    package init(store: any SessionStore, users: any UserStore, lifetime: Int64, clock: WallClock) {
+    package init(store: any SessionStore & StoreTransactions, users: any UserStore, lifetime: Int64, clock: WallClock) {
         self.store = store
         self.users = users
         self.lifetime = lifetime
@@ -38,9 +38,11 @@ package struct Sessions: Sendable {
         return (session, token)
     }
 
-    /// Ends a session (RP-initiated logout, or the user signing out).
+    /// Ends a session (RP-initiated logout, or the user signing out), with the grants made in it
+    /// that were not for offline access.
     package func end(_ session: BrowserSession) async throws {
-        try await store.endSession(sid: session.sid, now: clock.now())
+        let now = clock.now()
+        try await store.transaction { tx in try await TokenFamilies.sessionEnded(sid: session.sid, now: now, in: tx) }
     }
 }
 

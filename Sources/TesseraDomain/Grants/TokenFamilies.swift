@@ -107,6 +107,16 @@ package struct TokenFamilies: Sendable {
         try await tx.endDeviceSessions(userID: userID, now: now)
     }
 
+    /// A browser session ends (its user signs out, or RP-initiated logout): every family made
+    /// in it ends too, except offline ones (`offline_access`: the app was granted access that
+    /// outlives the session).
+    static func sessionEnded(sid: String, now: Int64, in tx: any TransactionStores) async throws {
+        try await tx.endSession(sid: sid, now: now)
+        for grant in try await tx.liveGrants(sid: sid) where !grant.scope.contains(ScopeCatalogue.offlineAccess) {
+            try await tx.revokeGrant(id: grant.id, now: now)
+        }
+    }
+
     /// Ends a device session, and with it the family of every app that joined it. True when it
     /// was live.
     package func endDeviceSession(id: String, now: Int64) async throws -> Bool {

@@ -60,6 +60,8 @@ public protocol GrantStore: Sendable {
     /// Records the successor of `predecessor` in its family.
     func insertRefreshToken(_ token: RefreshTokenRecord, replacing predecessor: String?, now: Int64) async throws
     func grant(id: String) async throws -> Grant?
+    /// The grants not yet revoked that were made in the browser session `sid`.
+    func liveGrants(sid: String) async throws -> [Grant]
     func refreshTokenGrant(tokenHash: String, now: Int64) async throws -> (grant: Grant, expiresAt: Int64)?
     /// Revokes one family: the grant and every refresh token of it.
     func revokeGrant(id: String, now: Int64) async throws

@@ -6,7 +6,7 @@ public protocol SessionStore: Sendable {
     func insertSession(tokenHash: String, _ session: BrowserSession, now: Int64) async throws
     /// The live session for a cookie hash, or nil when it is unknown, expired or revoked.
     func session(tokenHash: String, now: Int64) async throws -> BrowserSession?
-    /// Ends a session and revokes the grants issued in it that were not for offline access.
+    /// Ends a session (its grants: ``TokenFamilies``).
     func endSession(sid: String, now: Int64) async throws
     /// Ends the session of a cookie (a browser that signs in again gets a new one).
     func revokeSession(tokenHash: String, now: Int64) async throws
