@@ -157,6 +157,19 @@ extension SQLStore: GrantStore {
         }
     }
 
+    public func revokeGrants(userID: String, clientID: String, now: Int64) async throws {
+        try await database.transaction { db in
+            try await db.raw("""
+                UPDATE refresh_tokens SET used_at = \(bind: now) WHERE used_at IS NULL AND grant_id IN
+                    (SELECT id FROM grants WHERE user_id = \(bind: userID) AND client_id = \(bind: clientID) AND revoked_at IS NULL)
+                """).run()
+            try await db.raw("""
+                UPDATE grants SET revoked_at = \(bind: now)
+                WHERE user_id = \(bind: userID) AND client_id = \(bind: clientID) AND revoked_at IS NULL
+                """).run()
+        }
+    }
+
     public func revokeGrants(deviceSessionID: String, now: Int64) async throws {
         try await database.transaction { db in
             try await db.raw("""

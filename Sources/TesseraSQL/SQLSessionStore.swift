@@ -95,24 +95,27 @@ extension SQLStore: SessionStore, InteractionStore, ConsentStore {
         }
     }
 
-    public func revokeConsent(userID: String, clientID: String, now: Int64) async throws {
-        try await database.transaction { db in
+    public func deleteConsent(userID: String, clientID: String) async throws {
+        try await database.withDatabase { db in
             try await db.raw("DELETE FROM consents WHERE user_id = \(bind: userID) AND client_id = \(bind: clientID)").run()
-            let grants = try await db.raw("""
-                SELECT id FROM grants WHERE user_id = \(bind: userID) AND client_id = \(bind: clientID) AND revoked_at IS NULL
-                """).all()
-            for row in grants { try await SQLStore.revokeGrant(id: try row.string("id"), now: now, on: db) }
         }
     }
 
     public func recordConsent(userID: String, clientID: String, scopes: ScopeSet, now: Int64) async throws {
         try await database.transaction { db in
-            let existing = ScopeSet(parsing: try await db.raw(
-                "SELECT scope FROM consents WHERE user_id = \(bind: userID) AND client_id = \(bind: clientID)").first()?.string("scope"))
+            // The row exists first, then is held while its scopes are merged: two consents to
+            // one client at once (two tabs) both end up in it, on one node or two.
+            try await db.raw("""
+                INSERT INTO consents (user_id, client_id, scope, granted_at) VALUES (\(bind: userID), \(bind: clientID), '', \(bind: now))
+                ON CONFLICT (user_id, client_id) DO NOTHING
+                """).run()
+            let existing = ScopeSet(parsing: try await db.raw("""
+                UPDATE consents SET scope = scope WHERE user_id = \(bind: userID) AND client_id = \(bind: clientID) RETURNING scope
+                """).first()?.string("scope"))
             let merged = ScopeSet(existing.values + scopes.values).description
             try await db.raw("""
-                INSERT INTO consents (user_id, client_id, scope, granted_at) VALUES (\(bind: userID), \(bind: clientID), \(bind: merged), \(bind: now))
-                ON CONFLICT (user_id, client_id) DO UPDATE SET scope = \(bind: merged), granted_at = \(bind: now)
+                UPDATE consents SET scope = \(bind: merged), granted_at = \(bind: now)
+                WHERE user_id = \(bind: userID) AND client_id = \(bind: clientID)
                 """).run()
         }
     }

@@ -271,4 +271,23 @@ struct TokenFamilyTests {
             #expect(try await store.grant(id: offline.id)?.revokedAt == nil)
         }
     }
+
+    @Test("withdrawing a client's consent ends the user's families at that client only", arguments: TestBackend.available)
+    func consentWithdrawn(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
+            let user = try await prepare(store), now: Int64 = 1000
+            try await store.insert(Client(id: "other", name: "Other", authMethod: .none, redirectURIs: [testRedirect],
+                                          grantTypes: [GrantType.authorizationCode], scopes: ScopeSet(["openid"]), createdAt: 1))
+            try await store.recordConsent(userID: user.id, clientID: "web", scopes: ScopeSet(["openid"]), now: now)
+            let web = grant(user, now: now)
+            var other = grant(user, now: now)
+            other.clientID = "other"
+            try await store.insertGrant(web, refreshToken: RefreshTokenRecord(tokenHash: "w1", grantID: web.id, clientID: "web", expiresAt: now + 100))
+            try await store.insertGrant(other, refreshToken: nil)
+            try await store.transaction { tx in try await TokenFamilies.consentWithdrawn(userID: user.id, clientID: "web", now: now, in: tx) }
+            #expect(try await store.consentedScopes(userID: user.id, clientID: "web").values.isEmpty)
+            #expect(try await store.refreshTokenGrant(tokenHash: "w1", now: now) == nil)
+            #expect(try await store.grant(id: other.id)?.revokedAt == nil)
+        }
+    }
 }

@@ -221,6 +221,20 @@ struct StoreTests {
         }
     }
 
+    @Test("ten consents to one client at once, each for another scope: every scope is kept", arguments: TestBackend.available)
+    func concurrentConsents(on backend: TestBackend) async throws {
+        try await withStore(backend) { store async throws in
+            let (_, user) = try await prepare(store)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for n in 0..<10 {
+                    group.addTask { try await store.recordConsent(userID: user.id, clientID: "web", scopes: ScopeSet(["s\(n)"]), now: 1) }
+                }
+                try await group.waitForAll()
+            }
+            #expect(Set(try await store.consentedScopes(userID: user.id, clientID: "web").values) == Set((0..<10).map { "s\($0)" }))
+        }
+    }
+
     @Test("consents accumulate per client", arguments: TestBackend.available)
     func consentsMerge(on backend: TestBackend) async throws {
         try await withStore(backend) { store async throws in

@@ -21,6 +21,9 @@ public enum Administrator: Sendable, Equatable {
     }
 }
 
+// Who may administer: a token at the admin API (`UserAdministration.administrator(for:)`) and a
+// browser session at the console (`Administrator.console(session:user:now:)`), both below.
+
 /// Who may use the admin console from a browser, decided by ``Administrator/console(session:user:now:)``.
 public enum ConsoleAccess: Sendable, Equatable {
     /// Nobody is signed in, or the sign-in is older than ``Administrator/consoleSessionLimit``.
@@ -41,6 +44,31 @@ extension Administrator {
         guard let session, let user, session.isRecent(now: now, within: consoleSessionLimit) else { return .signIn }
         guard user.mayAdminister else { return .notAdministrator(email: user.email) }
         return .granted(.user(id: user.id, email: user.email))
+    }
+}
+
+extension UserAdministration {
+    /// Who an access token speaks for at the admin API: its client, while the client is still
+    /// allowed the `tessera:admin` scope, or — a user's token — its user, while the user may
+    /// administer. Checked at every call, so taking the scope or the role away ends access at once.
+    public func administrator(for token: AccessTokenValidator.Validated) async throws -> Administrator {
+        guard token.scope.contains(Administrator.scope) else {
+            throw AdminError.forbidden("The access token lacks the \(Administrator.scope) scope.")
+        }
+        guard let clientID = token.clientID, let client = try await store.client(id: clientID),
+              client.scopes.contains(Administrator.scope) else {
+            throw AdminError.forbidden("The token's client is no longer allowed the \(Administrator.scope) scope.")
+        }
+        // Registered before the rule: such a client keeps the scope on paper but administers nothing.
+        guard client.firstParty else {
+            throw AdminError.forbidden("The token's client is not first-party: only a first-party client may hold the "
+                                       + "\(Administrator.scope) scope (tessera clients update \(client.id) --first-party true).")
+        }
+        guard let userID = token.grant?.userID else { return .client(client.id) }
+        guard let user = try await store.user(id: userID), user.mayAdminister else {
+            throw AdminError.forbidden("The token's user does not hold the admin role.")
+        }
+        return .user(id: user.id, email: user.email)
     }
 }
 

@@ -45,29 +45,6 @@ public struct UserAdministration: Sendable {
         return Page(reading: rows, limit: limit) { $0.email }
     }
 
-    /// Who an access token speaks for at the admin API: its client, while the client is still
-    /// allowed the `tessera:admin` scope, or — a user's token — its user, while the user may
-    /// administer. Checked at every call, so taking the scope or the role away ends access at once.
-    public func administrator(for token: AccessTokenValidator.Validated) async throws -> Administrator {
-        guard token.scope.contains(Administrator.scope) else {
-            throw AdminError.forbidden("The access token lacks the \(Administrator.scope) scope.")
-        }
-        guard let clientID = token.clientID, let client = try await store.client(id: clientID),
-              client.scopes.contains(Administrator.scope) else {
-            throw AdminError.forbidden("The token's client is no longer allowed the \(Administrator.scope) scope.")
-        }
-        // Registered before the rule: such a client keeps the scope on paper but administers nothing.
-        guard client.firstParty else {
-            throw AdminError.forbidden("The token's client is not first-party: only a first-party client may hold the "
-                                       + "\(Administrator.scope) scope (tessera clients update \(client.id) --first-party true).")
-        }
-        guard let userID = token.grant?.userID else { return .client(client.id) }
-        guard let user = try await store.user(id: userID), user.mayAdminister else {
-            throw AdminError.forbidden("The token's user does not hold the admin role.")
-        }
-        return .user(id: user.id, email: user.email)
-    }
-
     public func user(id: String) async throws -> User {
         guard let user = try await store.user(id: id) else { throw AdminError.notFound("user \(id)") }
         return user

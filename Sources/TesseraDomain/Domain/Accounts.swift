@@ -4,12 +4,12 @@ import TesseraCore
 package struct Accounts: Sendable {
     let users: any UserStore
     let clients: any ClientStore
-    let consents: any ConsentStore
+    let consents: any ConsentStore & StoreTransactions
     let identities: any IdentityStore
     let audit: AuditTrail
     let clock: WallClock
 
-    package init(users: any UserStore, clients: any ClientStore, consents: any ConsentStore, identities: any IdentityStore,
+    package init(users: any UserStore, clients: any ClientStore, consents: any ConsentStore & StoreTransactions, identities: any IdentityStore,
                  audit: AuditTrail, clock: WallClock) {
         self.audit = audit
         self.users = users
@@ -62,7 +62,8 @@ package struct Accounts: Sendable {
 
     /// The user withdraws an app's consent: its grants end with it.
     package func withdrawConsent(userID: String, clientID: String) async throws {
-        try await consents.revokeConsent(userID: userID, clientID: clientID, now: clock.now())
+        let now = clock.now()
+        try await consents.transaction { tx in try await TokenFamilies.consentWithdrawn(userID: userID, clientID: clientID, now: now, in: tx) }
         await audit.record(.consentWithdrawn, userID: userID, clientID: clientID)
     }
 }

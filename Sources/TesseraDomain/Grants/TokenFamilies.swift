@@ -117,6 +117,12 @@ package struct TokenFamilies: Sendable {
         }
     }
 
+    /// The user withdraws a client's consent: every family the user gave that client ends with it.
+    static func consentWithdrawn(userID: String, clientID: String, now: Int64, in tx: any TransactionStores) async throws {
+        try await tx.deleteConsent(userID: userID, clientID: clientID)
+        try await tx.revokeGrants(userID: userID, clientID: clientID, now: now)
+    }
+
     /// Ends a device session, and with it the family of every app that joined it. True when it
     /// was live.
     package func endDeviceSession(id: String, now: Int64) async throws -> Bool {

@@ -67,6 +67,8 @@ public protocol GrantStore: Sendable {
     func revokeGrant(id: String, now: Int64) async throws
     /// Revokes every family of a user (see ``TokenFamilies`` for what else ends with them).
     func revokeGrants(userID: String, now: Int64) async throws
+    /// Revokes every family of a user at one client.
+    func revokeGrants(userID: String, clientID: String, now: Int64) async throws
     /// Revokes every family made in a Native SSO device session.
     func revokeGrants(deviceSessionID: String, now: Int64) async throws
     func revokeAccessToken(jti: String, expiresAt: Int64) async throws

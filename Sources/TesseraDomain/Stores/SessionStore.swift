@@ -29,8 +29,8 @@ public protocol ConsentStore: Sendable {
     func recordConsent(userID: String, clientID: String, scopes: ScopeSet, now: Int64) async throws
     /// Every consent a user gave, newest first.
     func consents(userID: String) async throws -> [Consent]
-    /// Withdraws a consent and revokes every grant (so every refresh token) the user gave that client.
-    func revokeConsent(userID: String, clientID: String, now: Int64) async throws
+    /// Deletes the user's consent to a client (its grants: ``TokenFamilies``).
+    func deleteConsent(userID: String, clientID: String) async throws
 }
 
 /// What a user allowed a client.
