@@ -173,41 +173,39 @@ struct AdminBody: Sendable {
 
 /// How the admin API writes clients, users and keys.
 enum AdminWire {
-    static func client(_ client: Client) -> [String: JSONValue] {
-        var object: [String: JSONValue] = [
-            "client_id": .string(client.id), "client_name": .string(client.name),
-            "redirect_uris": strings(client.redirectURIs), "post_logout_redirect_uris": strings(client.postLogoutRedirectURIs),
-            "grant_types": strings(client.grantTypes), "scope": .string(client.scopes.description),
-            "token_endpoint_auth_method": .string(client.authMethod.rawValue), "first_party": .bool(client.firstParty),
-            "subject_type": .string(client.subjectType.rawValue), "resource_server": .bool(client.resourceServer),
-            "link_domains": strings(client.appLinks.linkDomains), "ios_apps": strings(client.appLinks.appleAppIDs),
-            "android_apps": .array(client.appLinks.androidApps.map { app in
-                .object(["package_name": .string(app.packageName), "sha256_cert_fingerprints": strings(app.certificateFingerprints)])
-            }),
-            "created_at": .int(client.createdAt), "version": .int(client.version),
-            "require_pushed_authorization_requests": .bool(client.requirePushedRequests), "authenticator": .bool(client.authenticator),
-        ]
-        if let group = client.deviceSSOGroup { object["device_sso_group"] = .string(group) }
-        if let jwks = client.jwks, let value = try? JSONDecoder().decode(JSONValue.self, from: CanonicalJSON.encode(jwks)) {
-            object["jwks"] = value
-        }
-        if let issuer = client.assertionIssuer { object["assertion_issuer"] = .string(issuer) }
-        if let lifetime = client.assertionLifetime { object["assertion_lifetime"] = .int(lifetime) }
-        if client.previousSecretHash != nil, let expires = client.previousSecretExpiresAt {
-            object["previous_secret_expires_at"] = .int(expires)
-        }
-        return object
+    static func client(_ client: Client) -> [String: JSONValue] { object(clientInfo(client)) }
+
+    static func clientInfo(_ client: Client) -> AdminClientInfo {
+        var info = AdminClientInfo(
+            clientID: client.id, clientName: client.name, redirectURIs: client.redirectURIs,
+            postLogoutRedirectURIs: client.postLogoutRedirectURIs, grantTypes: client.grantTypes, scope: client.scopes.description,
+            tokenEndpointAuthMethod: client.authMethod.rawValue, firstParty: client.firstParty, subjectType: client.subjectType.rawValue,
+            resourceServer: client.resourceServer, linkDomains: client.appLinks.linkDomains, iosApps: client.appLinks.appleAppIDs,
+            androidApps: client.appLinks.androidApps.map { AdminAndroidApp(packageName: $0.packageName, sha256CertFingerprints: $0.certificateFingerprints) },
+            createdAt: client.createdAt, version: client.version, requirePushedAuthorizationRequests: client.requirePushedRequests,
+            authenticator: client.authenticator)
+        info.deviceSSOGroup = client.deviceSSOGroup
+        info.jwks = client.jwks
+        info.assertionIssuer = client.assertionIssuer
+        info.assertionLifetime = client.assertionLifetime
+        if client.previousSecretHash != nil { info.previousSecretExpiresAt = client.previousSecretExpiresAt }
+        return info
     }
 
-    static func user(_ user: User) -> [String: JSONValue] {
-        var object: [String: JSONValue] = [
-            "id": .string(user.id), "email": .string(user.email), "email_verified": .bool(user.emailVerified),
-            "has_password": .bool(user.passwordHash != nil), "disabled": .bool(user.isDisabled),
-            "roles": strings(user.roles.sorted()), "profile": .object(user.profile),
-            "created_at": .int(user.createdAt), "updated_at": .int(user.updatedAt), "version": .int(user.version),
-        ]
-        if let disabledAt = user.disabledAt { object["disabled_at"] = .int(disabledAt) }
-        return object
+    static func user(_ user: User) -> [String: JSONValue] { object(userInfo(user)) }
+
+    static func userInfo(_ user: User) -> AdminUserInfo {
+        AdminUserInfo(id: user.id, email: user.email, emailVerified: user.emailVerified, hasPassword: user.passwordHash != nil,
+                      disabled: user.isDisabled, disabledAt: user.disabledAt, roles: user.roles.sorted(), profile: user.profile,
+                      createdAt: user.createdAt, updatedAt: user.updatedAt, version: user.version)
+    }
+
+    /// A typed answer as the members of a JSON object.
+    static func object<Value: Encodable>(_ value: Value) -> [String: JSONValue] {
+        guard let data = try? JSONEncoder().encode(value), case .object(let members)? = try? JSONDecoder().decode(JSONValue.self, from: data) else {
+            return [:]
+        }
+        return members
     }
 
     static func details(_ details: UserDetails) -> [String: JSONValue] {
@@ -237,30 +235,20 @@ enum AdminWire {
     }
 
     static func key(_ key: SigningKeyInfo) -> [String: JSONValue] {
-        var object: [String: JSONValue] = ["kid": .string(key.kid), "alg": .string(key.algorithm.rawValue), "status": .string(key.state.rawValue),
-                                           "published": .bool(key.published), "created_at": .int(key.createdAt)]
-        if let at = key.activatedAt { object["activated_at"] = .int(at) }
-        if let at = key.retiredAt { object["retired_at"] = .int(at) }
-        return object
+        object(AdminKeyInfo(kid: key.kid, alg: key.algorithm.rawValue, status: key.state.rawValue, published: key.published,
+                            createdAt: key.createdAt, activatedAt: key.activatedAt, retiredAt: key.retiredAt))
     }
 
     static func event(_ event: AuditEvent) -> [String: JSONValue] {
-        var object: [String: JSONValue] = ["id": .string(event.id), "kind": .string(event.kind.rawValue), "at": .int(event.at),
-                                           "actor": .string(event.actor.rawValue)]
-        for (name, value) in [("user_id", event.userID), ("client_id", event.clientID), ("email", event.email), ("ip", event.ip),
-                              ("detail", event.detail)] {
-            if let value { object[name] = .string(value) }
-        }
-        return object
+        object(AdminAuditEventInfo(id: event.id, kind: event.kind.rawValue, at: event.at, actor: event.actor.rawValue, userID: event.userID,
+                                   clientID: event.clientID, email: event.email, ip: event.ip, detail: event.detail))
     }
 
     static func strings(_ values: [String]) -> JSONValue { .array(values.map(JSONValue.string)) }
 
     static func report(_ report: UserImportReport) -> [String: JSONValue] {
-        ["created": .int(Int64(report.created)), "updated": .int(Int64(report.updated)), "refused": .int(Int64(report.failures.count)),
-         "failures": .array(report.failures.map { failure in
-             .object(["line": .int(Int64(failure.line)), "reference": .string(failure.reference), "reason": .string(failure.reason)])
-         })]
+        object(AdminImportReport(created: report.created, updated: report.updated, refused: report.failures.count,
+                                 failures: report.failures.map { AdminImportReport.Failure(line: $0.line, reference: $0.reference, reason: $0.reason) }))
     }
 
     /// A page token: the cursor as base64url JSON (opaque to callers).
