@@ -145,16 +145,6 @@ public final class Provider: Sendable {
     public func rotateKeys(by admin: Administrator) async throws -> String {
         try await services.rotateKeys(by: admin)
     }
-
-    /// Deletes a user, revoking the upstream tokens the account holds first (Apple requires it).
-    public func deleteUser(_ user: User, by admin: Administrator = .operator) async throws {
-        try await services.deleteUser(user, by: admin)
-    }
-
-    /// How the user can sign in (`password`, `email`, linked upstream providers).
-    public func linkedProviders(of user: User) async throws -> [String] {
-        try await services.accounts.linkedProviders(of: user)
-    }
 }
 
 /// Resumes a continuation with the first value given; later ones are dropped.

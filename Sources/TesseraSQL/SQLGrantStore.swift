@@ -144,47 +144,31 @@ extension SQLStore: GrantStore {
     }
 
     public func revokeGrant(id: String, now: Int64) async throws {
-        try await database.transaction { db in try await Self.revokeGrant(id: id, now: now, on: db) }
+        try await revokeGrants(where: "id = \(bind: id)", now: now)
     }
 
     public func revokeGrants(userID: String, now: Int64) async throws {
-        try await database.transaction { db in
-            try await db.raw("""
-                UPDATE refresh_tokens SET used_at = \(bind: now)
-                WHERE used_at IS NULL AND grant_id IN (SELECT id FROM grants WHERE user_id = \(bind: userID) AND revoked_at IS NULL)
-                """).run()
-            try await db.raw("UPDATE grants SET revoked_at = \(bind: now) WHERE user_id = \(bind: userID) AND revoked_at IS NULL").run()
-        }
+        try await revokeGrants(where: "user_id = \(bind: userID)", now: now)
     }
 
     public func revokeGrants(userID: String, clientID: String, now: Int64) async throws {
-        try await database.transaction { db in
-            try await db.raw("""
-                UPDATE refresh_tokens SET used_at = \(bind: now) WHERE used_at IS NULL AND grant_id IN
-                    (SELECT id FROM grants WHERE user_id = \(bind: userID) AND client_id = \(bind: clientID) AND revoked_at IS NULL)
-                """).run()
-            try await db.raw("""
-                UPDATE grants SET revoked_at = \(bind: now)
-                WHERE user_id = \(bind: userID) AND client_id = \(bind: clientID) AND revoked_at IS NULL
-                """).run()
-        }
+        try await revokeGrants(where: "user_id = \(bind: userID) AND client_id = \(bind: clientID)", now: now)
     }
 
     public func revokeGrants(deviceSessionID: String, now: Int64) async throws {
+        try await revokeGrants(where: "device_session_id = \(bind: deviceSessionID)", now: now)
+    }
+
+    /// Revokes the live grants `condition` (on the `grants` columns) selects, and marks their
+    /// unused refresh tokens used: any number of families end in two set-based writes.
+    private func revokeGrants(where condition: SQLQueryString, now: Int64) async throws {
         try await database.transaction { db in
             try await db.raw("""
                 UPDATE refresh_tokens SET used_at = \(bind: now)
-                WHERE used_at IS NULL AND grant_id IN (SELECT id FROM grants WHERE device_session_id = \(bind: deviceSessionID) AND revoked_at IS NULL)
+                WHERE used_at IS NULL AND grant_id IN (SELECT id FROM grants WHERE \(condition) AND revoked_at IS NULL)
                 """).run()
-            try await db.raw("""
-                UPDATE grants SET revoked_at = \(bind: now) WHERE device_session_id = \(bind: deviceSessionID) AND revoked_at IS NULL
-                """).run()
+            try await db.raw("UPDATE grants SET revoked_at = \(bind: now) WHERE \(condition) AND revoked_at IS NULL").run()
         }
-    }
-
-    static func revokeGrant(id: String, now: Int64, on db: any SQLDatabase) async throws {
-        try await db.raw("UPDATE grants SET revoked_at = \(bind: now) WHERE id = \(bind: id) AND revoked_at IS NULL").run()
-        try await db.raw("UPDATE refresh_tokens SET used_at = \(bind: now) WHERE grant_id = \(bind: id) AND used_at IS NULL").run()
     }
 
     public func revokeAccessToken(jti: String, expiresAt: Int64) async throws {

@@ -19,15 +19,10 @@ struct AuthorizationHarness {
         try await withStore(backend) { store async throws in
             let time = ManualClock()
             let clock = time.clock
-            let keys = KeyRing(store: store, algorithm: .es256, gracePeriod: 0,
-                               masterKey: MasterKey(box: try SecretBox(masterKey: String(repeating: "ab", count: 32)), source: "test"),
-                               clock: clock)
-            try await keys.start()
-            let issuer = TokenIssuer(issuer: "https://id.example", keys: keys, clock: clock, accessTokenLifetime: 300, idTokenLifetime: 300,
-                                     refreshTokenLifetime: 3600, pairwiseSecret: "pairwise")
+            let issuer = try await tokenIssuer(store, clock: clock)
             let audit = AuditTrail(store: store, clock: clock, logger: Logger(label: "test"))
             let authorizer = Authorizer(issuer: "https://id.example", clients: store, users: store, consents: store, interactions: store,
-                                        grants: store, crossApp: store, keys: keys, tokenIssuer: issuer, clock: clock, codeLifetime: 60,
+                                        grants: store, crossApp: store, keys: issuer.keys, tokenIssuer: issuer, clock: clock, codeLifetime: 60,
                                         interactionLifetime: 600, limits: WorkLimits(WorkLimitSettings(), store: store), audit: audit)
             for (id, firstParty) in [("web", false), ("partner", true)] {
                 try await store.insert(Client(id: id, name: id, secretHash: ClientSecretHash.make(String(repeating: "s", count: 32)),
@@ -39,6 +34,16 @@ struct AuthorizationHarness {
             try await store.insert(alice)
             try await body(AuthorizationHarness(store: store, time: time, authorizer: authorizer, alice: alice))
         }
+    }
+
+    /// The token issuer of `https://id.example`, its signing key (ES256) made in `store`.
+    static func tokenIssuer(_ store: SQLStore, clock: WallClock) async throws -> TokenIssuer {
+        let keys = KeyRing(store: store, algorithm: .es256, gracePeriod: 0,
+                           masterKey: MasterKey(box: try SecretBox(masterKey: String(repeating: "ab", count: 32)), source: "test"),
+                           clock: clock)
+        try await keys.start()
+        return TokenIssuer(issuer: "https://id.example", keys: keys, clock: clock, accessTokenLifetime: 300, idTokenLifetime: 300,
+                           refreshTokenLifetime: 3600, pairwiseSecret: "pairwise")
     }
 
     /// A valid request's parameters for `client`, with `extra` ones.

@@ -20,11 +20,7 @@ struct InteractionPolicyTests {
         try await store.insert(client)
         try await store.insert(alice)
         let clock = WallClock { Self.now }
-        let keys = KeyRing(store: store, algorithm: .rs256, gracePeriod: 0,
-                           masterKey: MasterKey(box: try SecretBox(masterKey: String(repeating: "ab", count: 32)), source: "test"), clock: clock)
-        let issuer = TokenIssuer(issuer: "https://id.example", keys: keys, clock: clock, accessTokenLifetime: 300, idTokenLifetime: 300,
-                                 refreshTokenLifetime: 3600, pairwiseSecret: "pairwise")
-        return InteractionPolicy(tokenIssuer: issuer, consents: store, clock: clock)
+        return InteractionPolicy(tokenIssuer: try await AuthorizationHarness.tokenIssuer(store, clock: clock), consents: store, clock: clock)
     }
 
     func request(scope: String = "openid email", prompt: [String] = [], maxAge: Int64? = nil, hint: String? = nil) -> AuthorizationRequest {

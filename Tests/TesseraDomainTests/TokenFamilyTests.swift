@@ -9,27 +9,10 @@ import TesseraTestSupport
 /// real SQL store on every database the tests have (races included).
 @Suite("Token families")
 struct TokenFamilyTests {
-    /// A client "web" and a user to hang grants on.
+    /// A client "web" and Alice, to hang grants on.
     func prepare(_ store: SQLStore) async throws -> User {
-        let user = User(id: "u-alice", email: "alice@example.com", emailVerified: true, passwordHash: nil, profile: [:],
-                        createdAt: 1, updatedAt: 1)
-        try await store.insert(Client(id: "web", name: "Web", authMethod: .clientSecretBasic, redirectURIs: [testRedirect],
-                                      grantTypes: [GrantType.authorizationCode, GrantType.refreshToken],
-                                      scopes: ScopeSet(["openid", "offline_access"]), createdAt: 1))
-        try await store.insert(user)
-        return user
-    }
-
-    let testRedirect = "https://app.example/cb"
-
-    func grant(_ user: User, id: String = SecureRandom.token(), now: Int64) -> Grant {
-        Grant(id: id, clientID: "web", userID: user.id, scope: ScopeSet(parsing: "openid offline_access"), authTime: now,
-              amr: ["pwd"], sid: "sid-1", createdAt: now, expiresAt: now + 3600)
-    }
-
-    func code(_ user: User, now: Int64) -> AuthorizationCodeRecord {
-        AuthorizationCodeRecord(clientID: "web", userID: user.id, redirectURI: testRedirect, scope: ScopeSet(parsing: "openid"),
-                                nonce: nil, codeChallenge: nil, authTime: now, amr: ["pwd"], sid: "sid-1", expiresAt: now + 60)
+        _ = try await store.addClient()
+        return try await store.addUser(email: "alice@example.com")
     }
 
     @Test("a code redeems once; the second redemption revokes the first one's grant", arguments: TestBackend.available)
@@ -37,15 +20,15 @@ struct TokenFamilyTests {
         try await withStore(backend) { store in
             let user = try await prepare(store)
             let families = TokenFamilies(store: store), now: Int64 = 1000
-            try await store.insertCode(codeHash: "h", code(user, now: now), now: now)
-            let first = grant(user, now: now)
+            try await store.insertCode(codeHash: "h", testCode(user, now: now), now: now)
+            let first = testGrant(user, now: now)
             let refresh = RefreshTokenRecord(tokenHash: "r1", grantID: first.id, clientID: "web", expiresAt: now + 100)
             #expect(try await families.redeem(codeHash: "h", grant: first, refreshToken: refresh, now: now) == .redeemed)
             #expect(try await store.refreshTokenGrant(tokenHash: "r1", now: now) != nil)
-            #expect(try await families.redeem(codeHash: "h", grant: grant(user, now: now), refreshToken: nil, now: now) == .replayed)
+            #expect(try await families.redeem(codeHash: "h", grant: testGrant(user, now: now), refreshToken: nil, now: now) == .replayed)
             #expect(try await store.grant(id: first.id)?.revokedAt == now)
             #expect(try await store.refreshTokenGrant(tokenHash: "r1", now: now) == nil)
-            #expect(try await families.redeem(codeHash: "nope", grant: grant(user, now: now), refreshToken: nil, now: now) == .notFound)
+            #expect(try await families.redeem(codeHash: "nope", grant: testGrant(user, now: now), refreshToken: nil, now: now) == .notFound)
         }
     }
 
@@ -54,8 +37,7 @@ struct TokenFamilyTests {
         try await withStore(backend) { store in
             let user = try await prepare(store)
             let families = TokenFamilies(store: store), now: Int64 = 1000
-            let g = grant(user, now: now)
-            try await store.insertGrant(g, refreshToken: RefreshTokenRecord(tokenHash: "r1", grantID: g.id, clientID: "web", expiresAt: now + 100))
+            let g = try await store.addFamily(user, token: "r1", now: now)
             let next = RefreshTokenRecord(tokenHash: "r2", grantID: g.id, clientID: "web", expiresAt: now + 100)
             guard case .rotated = try await families.rotate(tokenHash: "r1", clientID: "web", now: now, makeSuccessor: { _ in next }) else {
                 Issue.record("first rotation failed"); return
@@ -72,8 +54,7 @@ struct TokenFamilyTests {
         try await withStore(backend) { store in
             let user = try await prepare(store)
             let families = TokenFamilies(store: store), now: Int64 = 1000
-            let g = grant(user, now: now)
-            try await store.insertGrant(g, refreshToken: RefreshTokenRecord(tokenHash: "r1", grantID: g.id, clientID: "web", expiresAt: now + 100))
+            let g = try await store.addFamily(user, token: "r1", now: now)
             let outcomes = try await withThrowingTaskGroup(of: RefreshRotation.self) { group in
                 for attempt in 0..<50 {
                     group.addTask {
@@ -105,11 +86,7 @@ struct TokenFamilyTests {
             func rotate(_ hash: String, at time: Int64, to next: String, _ g: Grant) async throws -> RefreshRotation {
                 try await families.rotate(tokenHash: hash, clientID: "web", now: time, reuseInterval: 30, makeSuccessor: successor(next, g))
             }
-            func family(_ token: String) async throws -> Grant {
-                let g = grant(user, now: now)
-                try await store.insertGrant(g, refreshToken: RefreshTokenRecord(tokenHash: token, grantID: g.id, clientID: "web", expiresAt: now + 100))
-                return g
-            }
+            func family(_ token: String) async throws -> Grant { try await store.addFamily(user, token: token, now: now) }
             // A retry: the lost successor is retired, the new one works, the family lives.
             let a = try await family("a1")
             #expect(try await rotate("a1", at: now, to: "a2", a) == .rotated(a))
@@ -145,8 +122,7 @@ struct TokenFamilyTests {
         try await withStore(backend) { store in
             let user = try await prepare(store)
             let families = TokenFamilies(store: store), now: Int64 = 1000
-            let g = grant(user, now: now)
-            try await store.insertGrant(g, refreshToken: RefreshTokenRecord(tokenHash: "r1", grantID: g.id, clientID: "web", expiresAt: now + 100))
+            let g = try await store.addFamily(user, token: "r1", now: now)
             let outcomes = try await withThrowingTaskGroup(of: RefreshRotation.self) { group in
                 for attempt in 0..<20 {
                     group.addTask {
@@ -170,10 +146,10 @@ struct TokenFamilyTests {
         try await withStore(backend) { store in
             let user = try await prepare(store)
             let families = TokenFamilies(store: store), now: Int64 = 1000
-            try await store.insertCode(codeHash: "h", code(user, now: now), now: now)
+            try await store.insertCode(codeHash: "h", testCode(user, now: now), now: now)
             let outcomes = try await withThrowingTaskGroup(of: CodeRedemption.self) { group in
                 for _ in 0..<20 {
-                    group.addTask { try await families.redeem(codeHash: "h", grant: grant(user, now: now), refreshToken: nil, now: now) }
+                    group.addTask { try await families.redeem(codeHash: "h", grant: testGrant(user, now: now), refreshToken: nil, now: now) }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
@@ -189,8 +165,7 @@ struct TokenFamilyTests {
         try await withStore(backend) { store in
             let user = try await prepare(store)
             let families = TokenFamilies(store: store), now: Int64 = 1000
-            let g = grant(user, now: now)
-            try await store.insertGrant(g, refreshToken: RefreshTokenRecord(tokenHash: "r1", grantID: g.id, clientID: "web", expiresAt: now + 100))
+            let g = try await store.addFamily(user, token: "r1", now: now)
             await #expect(throws: OAuthError.self) {
                 _ = try await families.rotate(tokenHash: "r1", clientID: "web", now: now) { _ in throw OAuthError(.invalidScope) }
             }
@@ -203,8 +178,7 @@ struct TokenFamilyTests {
         try await withStore(backend) { store in
             let user = try await prepare(store)
             let families = TokenFamilies(store: store), now: Int64 = 1000
-            let g = grant(user, now: now)
-            try await store.insertGrant(g, refreshToken: RefreshTokenRecord(tokenHash: "r1", grantID: g.id, clientID: "web", expiresAt: now + 100))
+            let g = try await store.addFamily(user, token: "r1", now: now)
             let next = RefreshTokenRecord(tokenHash: "r2", grantID: g.id, clientID: "web", expiresAt: now + 100)
             #expect(try await families.rotate(tokenHash: "r1", clientID: "other", now: now, makeSuccessor: { _ in next }) == .invalid)
             #expect(try await families.rotate(tokenHash: "r1", clientID: "web", now: now + 200, makeSuccessor: { _ in next }) == .invalid)
@@ -218,8 +192,8 @@ struct TokenFamilyTests {
             let families = TokenFamilies(store: store), now: Int64 = 1000
             try await store.insertDeviceSession(secretHash: "secret-hash", DeviceSession(id: "ds-1", userID: user.id, group: "acme", authTime: now,
                                                                                          amr: ["pwd"], createdAt: now, expiresAt: now + 3600))
-            var joined = grant(user, now: now)
-            let outside = grant(user, now: now)
+            var joined = testGrant(user, now: now)
+            let outside = testGrant(user, now: now)
             joined.deviceSessionID = "ds-1"
             try await store.insertGrant(joined, refreshToken: RefreshTokenRecord(tokenHash: "j1", grantID: joined.id, clientID: "web",
                                                                                   expiresAt: now + 100))
@@ -237,13 +211,11 @@ struct TokenFamilyTests {
     func revokeAll(on backend: TestBackend) async throws {
         try await withStore(backend) { store in
             let user = try await prepare(store), now: Int64 = 1000
-            let bob = User(id: "u-bob", email: "bob@example.com", emailVerified: true, passwordHash: nil, profile: [:], createdAt: 1, updatedAt: 1)
-            try await store.insert(bob)
+            let bob = try await store.addUser(email: "bob@example.com")
             try await store.insertDeviceSession(secretHash: "s", DeviceSession(id: "ds-a", userID: user.id, group: "acme", authTime: now,
                                                                                amr: ["pwd"], createdAt: now, expiresAt: now + 3600))
-            let mine = grant(user, now: now), bobs = grant(bob, now: now)
-            try await store.insertGrant(mine, refreshToken: RefreshTokenRecord(tokenHash: "m1", grantID: mine.id, clientID: "web", expiresAt: now + 100))
-            try await store.insertGrant(bobs, refreshToken: RefreshTokenRecord(tokenHash: "b1", grantID: bobs.id, clientID: "web", expiresAt: now + 100))
+            let mine = try await store.addFamily(user, token: "m1", now: now)
+            _ = try await store.addFamily(bob, token: "b1", now: now)
             try await store.transaction { tx in try await TokenFamilies.revokeAll(userID: user.id, now: now + 1, in: tx) }
             #expect(try await store.grant(id: mine.id)?.revokedAt == now + 1)
             #expect(try await store.refreshTokenGrant(tokenHash: "m1", now: now + 1) == nil)
@@ -256,9 +228,9 @@ struct TokenFamilyTests {
     func sessionEnd(on backend: TestBackend) async throws {
         try await withStore(backend) { store in
             let user = try await prepare(store), now: Int64 = 1000
-            var online = grant(user, now: now)
+            var online = testGrant(user, now: now)
             online.scope = ScopeSet(parsing: "openid")
-            let offline = grant(user, now: now)
+            let offline = testGrant(user, now: now)
             try await store.insertGrant(online, refreshToken: RefreshTokenRecord(tokenHash: "o1", grantID: online.id, clientID: "web",
                                                                                   expiresAt: now + 100))
             try await store.insertGrant(offline, refreshToken: nil)
@@ -276,13 +248,11 @@ struct TokenFamilyTests {
     func consentWithdrawn(on backend: TestBackend) async throws {
         try await withStore(backend) { store in
             let user = try await prepare(store), now: Int64 = 1000
-            try await store.insert(Client(id: "other", name: "Other", authMethod: .none, redirectURIs: [testRedirect],
-                                          grantTypes: [GrantType.authorizationCode], scopes: ScopeSet(["openid"]), createdAt: 1))
+            _ = try await store.addClient(id: "other")
             try await store.recordConsent(userID: user.id, clientID: "web", scopes: ScopeSet(["openid"]), now: now)
-            let web = grant(user, now: now)
-            var other = grant(user, now: now)
+            _ = try await store.addFamily(user, token: "w1", now: now)
+            var other = testGrant(user, now: now)
             other.clientID = "other"
-            try await store.insertGrant(web, refreshToken: RefreshTokenRecord(tokenHash: "w1", grantID: web.id, clientID: "web", expiresAt: now + 100))
             try await store.insertGrant(other, refreshToken: nil)
             try await store.transaction { tx in try await TokenFamilies.consentWithdrawn(userID: user.id, clientID: "web", now: now, in: tx) }
             #expect(try await store.consentedScopes(userID: user.id, clientID: "web").values.isEmpty)

@@ -5,27 +5,6 @@ import TesseraCore
 @testable import TesseraSQL
 import TesseraTestSupport
 
-let testRedirect = "https://app.example.com/callback"
-
-extension SQLStore {
-    /// A confidential client (`web` unless told) with the test redirect URI.
-    func addClient(id: String = "web") async throws -> Client {
-        let client = Client(id: id, name: "Web App", secretHash: "unused", authMethod: .clientSecretBasic, redirectURIs: [testRedirect],
-                            grantTypes: [GrantType.authorizationCode, GrantType.refreshToken],
-                            scopes: ScopeSet(["openid", "profile", "email", "offline_access"]), createdAt: 1)
-        try await insert(client)
-        return client
-    }
-
-    /// A user with a verified address and no password.
-    func addUser(email: String, name: String? = nil) async throws -> User {
-        let user = User(id: SecureRandom.token(bytes: 16), email: email, emailVerified: true,
-                        profile: name.map { ["name": .string($0)] } ?? [:], createdAt: 1, updatedAt: 1)
-        try await insert(user)
-        return try #require(try await self.user(id: user.id))
-    }
-}
-
 /// The store contract: every test runs on SQLite and, when the tests have one, PostgreSQL.
 @Suite("SQL store")
 struct StoreTests {
@@ -33,16 +12,6 @@ struct StoreTests {
         let client = try await store.addClient()
         let user = try await store.addUser(email: "Alice@Example.com", name: "Alice")
         return (client, user)
-    }
-
-    func grant(_ user: User, id: String = SecureRandom.token(), now: Int64) -> Grant {
-        Grant(id: id, clientID: "web", userID: user.id, scope: ScopeSet(parsing: "openid offline_access"), authTime: now,
-              amr: ["pwd"], sid: "sid-1", createdAt: now, expiresAt: now + 3600)
-    }
-
-    func code(_ user: User, now: Int64) -> AuthorizationCodeRecord {
-        AuthorizationCodeRecord(clientID: "web", userID: user.id, redirectURI: testRedirect, scope: ScopeSet(parsing: "openid"),
-                                nonce: nil, codeChallenge: nil, authTime: now, amr: ["pwd"], sid: "sid-1", expiresAt: now + 60)
     }
 
     @Test("migrations run once and again without harm", arguments: TestBackend.available)
@@ -127,7 +96,7 @@ struct StoreTests {
             session.dsHash = "half"
             try await store.insertDeviceSession(secretHash: "secret-hash", session)
             #expect(try await store.deviceSession(secretHash: "secret-hash", now: now)?.dsHash == "half")
-            var joined = grant(user, now: now), outside = grant(user, now: now)
+            var joined = testGrant(user, now: now), outside = testGrant(user, now: now)
             joined.deviceSessionID = "ds-1"
             try await store.insertGrant(joined, refreshToken: nil)
             try await store.insertGrant(outside, refreshToken: nil)
@@ -250,8 +219,8 @@ struct StoreTests {
         try await withStore(backend) { store async throws in
             let (_, user) = try await prepare(store)
             let now: Int64 = 1000
-            let first = grant(user, now: now), second = grant(user, now: now)
-            var elsewhere = grant(user, now: now)
+            let first = testGrant(user, now: now), second = testGrant(user, now: now)
+            var elsewhere = testGrant(user, now: now)
             elsewhere.sid = "sid-2"
             for g in [first, second, elsewhere] { try await store.insertGrant(g, refreshToken: nil) }
             try await store.revokeGrant(id: second.id, now: now)

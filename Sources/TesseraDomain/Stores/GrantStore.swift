@@ -7,6 +7,13 @@ public struct RefreshTokenRecord: Sendable {
     public var grantID: String
     public var clientID: String
     public var expiresAt: Int64
+
+    package init(tokenHash: String, grantID: String, clientID: String, expiresAt: Int64) {
+        self.tokenHash = tokenHash
+        self.grantID = grantID
+        self.clientID = clientID
+        self.expiresAt = expiresAt
+    }
 }
 
 public enum CodeRedemption: Sendable, Equatable {
