@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Testing
+import TesseraTestSupport
 import TesseraCore
 @testable import TesseraServer
 @testable import TesseraNode
@@ -156,12 +157,7 @@ struct RedirectURITests {
 struct SettingTableTests {
     @Test("docs/configuration.md's table is the one the settings make (scripts/generate-configuration-doc)")
     func documented() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let text = try String(contentsOf: root.appendingPathComponent("docs/configuration.md"), encoding: .utf8)
-        let marker = try #require(text.range(of: "<!-- settings:begin"))
-        let begin = try #require(text.range(of: "-->\n", range: marker.upperBound..<text.endIndex))
-        let end = try #require(text.range(of: "<!-- settings:end -->"))
-        #expect(String(text[begin.upperBound..<end.lowerBound]) == Setting.markdownTable)
+        #expect(try Documents.section("settings", of: "docs/configuration.md") == Setting.markdownTable)
     }
 
     @Test("names are unique and each reads its own default back unchanged")

@@ -158,7 +158,7 @@ def _secret_client(cli: CLI, name: str, **spec) -> Client:
 
 def _user(cli: CLI, email: str, name: str | None) -> User:
     reg = cli.add_user(email, PASSWORD, name)
-    return User(reg["id"], reg["email"], PASSWORD, reg.get("name"))
+    return User(reg["id"], reg["email"], PASSWORD, reg["profile"].get("name"))
 
 
 @pytest.fixture(scope="session")

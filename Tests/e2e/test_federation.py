@@ -224,7 +224,7 @@ def _client(cli: CLI, name: str, **spec) -> Client:
 
 def _user(cli: CLI, email: str, name: str | None = None) -> User:
     reg = cli.add_user(email, PASSWORD, name)
-    return User(reg["id"], reg["email"], PASSWORD, reg.get("name"))
+    return User(reg["id"], reg["email"], PASSWORD, reg["profile"].get("name"))
 
 
 def _start(server: TesseraServer) -> TesseraServer:

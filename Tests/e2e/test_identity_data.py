@@ -173,7 +173,7 @@ def add_user(cli, email: str, *, name: str | None = None, profile: dict | None =
     if profile is not None:
         args += ["--profile", str(write_profile(cli, email.split("@")[0], profile))]
     reg = json.loads(cli.run(*args, input=password + "\n" if password else None))
-    return User(reg["id"], reg["email"], password or "", reg.get("name"))
+    return User(reg["id"], reg["email"], password or "", reg["profile"].get("name"))
 
 
 def add_client(cli, callback, name: str, scopes, first_party: bool = False) -> Client:

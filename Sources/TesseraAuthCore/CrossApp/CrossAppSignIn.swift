@@ -24,10 +24,10 @@ extension OIDCClient {
         _ = try request.authorizationURL(metadata: metadata, trustedSSOHosts: configuration.trustedSSOHosts)  // the same checks
         let parameters = request.parameters.filter { $0.name != "client_id" }.map { ($0.name, $0.value) }
         let data = try await post(to: endpoint, parameters, name: "pushed authorization request endpoint", success: 201)
-        guard let body = try? JSONDecoder().decode([String: JSONValue].self, from: data),
-              let requestURI = body["request_uri"]?.stringValue, let expiresIn = body["expires_in"]?.intValue else {
+        guard let answer = try? JSONDecoder().decode(PushedRequestAnswer.self, from: data) else {
             throw AuthError.invalidResponse("the pushed authorization request answer has no request_uri and expires_in")
         }
+        let requestURI = answer.requestURI, expiresIn = answer.expiresIn
         guard let endpointURL = URL(string: metadata.authorizationEndpoint),
               let url = FormEncoding.appending([("client_id", configuration.clientID), ("request_uri", requestURI)], to: endpointURL) else {
             throw AuthError(.discovery, "authorization_endpoint '\(metadata.authorizationEndpoint)' is not a URL")
@@ -80,8 +80,8 @@ extension OIDCClient {
 }
 
 /// What a partner app's pushed request asks for, as the authenticator app shows it.
-public struct AuthorizationDetails: Sendable, Equatable, Decodable {
-    public struct Scope: Sendable, Equatable, Decodable {
+public struct AuthorizationDetails: Sendable, Equatable {
+    public struct Scope: Sendable, Equatable {
         public var scope: String
         /// In the request's language (or the app's `Accept-Language`).
         public var description: String
@@ -89,11 +89,6 @@ public struct AuthorizationDetails: Sendable, Equatable, Decodable {
         public var sensitive: Bool
         /// The person has not allowed this scope to the partner yet: show it.
         public var consentRequired: Bool
-
-        enum CodingKeys: String, CodingKey {
-            case scope, description, sensitive
-            case consentRequired = "consent_required"
-        }
     }
 
     public var clientID: String
@@ -113,10 +108,21 @@ public struct AuthorizationDetails: Sendable, Equatable, Decodable {
     public var userEmail: String
     public var language: String
 
-    enum CodingKeys: String, CodingKey {
-        case clientID = "client_id", clientName = "client_name", scope, scopes, redirectURI = "redirect_uri", prompt
-        case maxAge = "max_age", loginHint = "login_hint", consentRequired = "consent_required"
-        case reauthenticationRequired = "reauthentication_required", expiresIn = "expires_in", userEmail = "user_email", language
+    /// The answer as the server wrote it (`AuthorizationDetailsAnswer`).
+    init(_ answer: AuthorizationDetailsAnswer) {
+        clientID = answer.clientID
+        clientName = answer.clientName
+        scope = answer.scope
+        scopes = answer.scopes.map { Scope(scope: $0.scope, description: $0.description, sensitive: $0.sensitive, consentRequired: $0.consentRequired) }
+        redirectURI = answer.redirectURI
+        prompt = answer.prompt
+        maxAge = answer.maxAge.map { Int($0) }
+        loginHint = answer.loginHint
+        consentRequired = answer.consentRequired
+        reauthenticationRequired = answer.reauthenticationRequired
+        expiresIn = Int(answer.expiresIn)
+        userEmail = answer.userEmail
+        language = answer.language
     }
 }
 
@@ -172,7 +178,7 @@ public struct AuthorizationApprover: Sendable {
     /// What the partner asks for; the request stays usable.
     public func details(of request: IncomingAuthorizationRequest) async throws -> AuthorizationDetails {
         let data = try await call(\.pushedRequestDetailsEndpoint, [("request_uri", request.requestURI)], name: "authorization details endpoint")
-        do { return try JSONDecoder().decode(AuthorizationDetails.self, from: data) } catch {
+        do { return AuthorizationDetails(try JSONDecoder().decode(AuthorizationDetailsAnswer.self, from: data)) } catch {
             throw AuthError.invalidResponse("the authorization details are not valid JSON: \(error)")
         }
     }
@@ -193,10 +199,10 @@ public struct AuthorizationApprover: Sendable {
     /// deep link that opens the partner app with ``handoffLink(to:for:)``.
     public func handoffTicket(for clientID: String) async throws -> String {
         let data = try await call(\.handoffEndpoint, [("client_id", clientID)], name: "hand-off endpoint")
-        guard let body = try? JSONDecoder().decode([String: JSONValue].self, from: data), let ticket = body["handoff_ticket"]?.stringValue else {
+        guard let answer = try? JSONDecoder().decode(HandoffAnswer.self, from: data) else {
             throw AuthError.invalidResponse("the hand-off answer has no handoff_ticket")
         }
-        return ticket
+        return answer.handoffTicket
     }
 
     /// `appLink` (the partner app's deep link) carrying a fresh ticket for `clientID` and the
@@ -213,8 +219,7 @@ public struct AuthorizationApprover: Sendable {
     func decide(_ request: IncomingAuthorizationRequest, _ decision: String) async throws -> URL {
         let data = try await call(\.authorizationApprovalEndpoint, [("request_uri", request.requestURI), ("decision", decision)],
                                   name: "authorization approval endpoint")
-        guard let body = try? JSONDecoder().decode([String: JSONValue].self, from: data), let location = body["redirect_to"]?.stringValue,
-              let url = URL(string: location) else {
+        guard let answer = try? JSONDecoder().decode(ApprovalAnswer.self, from: data), let url = URL(string: answer.redirectTo) else {
             throw AuthError.invalidResponse("the approval answer has no redirect_to URL")
         }
         return url

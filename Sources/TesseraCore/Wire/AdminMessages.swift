@@ -198,3 +198,173 @@ public struct AdminImportReport: Codable, Sendable, Equatable {
         self.failures = failures
     }
 }
+
+/// A user with what hangs off the account (`UserDetails`): linked identities, browser
+/// sessions, consents and the last sign-in. Encoded flat: the user's members, then these.
+public struct AdminUserDetails: Codable, Sendable, Equatable {
+    public struct Identity: Codable, Sendable, Equatable {
+        public var provider: String
+        public var subject: String
+        public var email: String?
+        public var proven: Bool
+
+        public init(provider: String, subject: String, email: String?, proven: Bool) {
+            self.provider = provider
+            self.subject = subject
+            self.email = email
+            self.proven = proven
+        }
+    }
+
+    public struct Session: Codable, Sendable, Equatable {
+        public var sid: String
+        public var signedInAt: Int64
+        public var methods: [String]
+        public var expiresAt: Int64
+
+        public init(sid: String, signedInAt: Int64, methods: [String], expiresAt: Int64) {
+            self.sid = sid
+            self.signedInAt = signedInAt
+            self.methods = methods
+            self.expiresAt = expiresAt
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case sid, signedInAt = "signed_in_at", methods, expiresAt = "expires_at"
+        }
+    }
+
+    public struct Consent: Codable, Sendable, Equatable {
+        public var clientID: String
+        public var clientName: String
+        public var scope: String
+        public var grantedAt: Int64
+
+        public init(clientID: String, clientName: String, scope: String, grantedAt: Int64) {
+            self.clientID = clientID
+            self.clientName = clientName
+            self.scope = scope
+            self.grantedAt = grantedAt
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case clientID = "client_id", clientName = "client_name", scope, grantedAt = "granted_at"
+        }
+    }
+
+    public struct SignIn: Codable, Sendable, Equatable {
+        public var at: Int64
+        public var ip: String?
+        public var clientID: String?
+        public var method: String?
+
+        public init(at: Int64, ip: String?, clientID: String?, method: String?) {
+            self.at = at
+            self.ip = ip
+            self.clientID = clientID
+            self.method = method
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case at, ip, clientID = "client_id", method
+        }
+    }
+
+    public var user: AdminUserInfo
+    public var identities: [Identity]
+    public var sessions: [Session]
+    public var consents: [Consent]
+    public var lastSignIn: SignIn?
+
+    public init(user: AdminUserInfo, identities: [Identity], sessions: [Session], consents: [Consent], lastSignIn: SignIn?) {
+        self.user = user
+        self.identities = identities
+        self.sessions = sessions
+        self.consents = consents
+        self.lastSignIn = lastSignIn
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case identities, sessions, consents, lastSignIn = "last_sign_in"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        user = try AdminUserInfo(from: decoder)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        identities = try container.decode([Identity].self, forKey: .identities)
+        sessions = try container.decode([Session].self, forKey: .sessions)
+        consents = try container.decode([Consent].self, forKey: .consents)
+        lastSignIn = try container.decodeIfPresent(SignIn.self, forKey: .lastSignIn)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try user.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(identities, forKey: .identities)
+        try container.encode(sessions, forKey: .sessions)
+        try container.encode(consents, forKey: .consents)
+        try container.encodeIfPresent(lastSignIn, forKey: .lastSignIn)
+    }
+}
+
+/// A page of clients, by name; `next_page_token` is null on the last page.
+public struct AdminClientList: Codable, Sendable, Equatable {
+    public var clients: [AdminClientInfo]
+    public var nextPageToken: String?
+
+    public init(clients: [AdminClientInfo], nextPageToken: String?) {
+        self.clients = clients
+        self.nextPageToken = nextPageToken
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case clients, nextPageToken = "next_page_token"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(clients, forKey: .clients)
+        try container.encode(nextPageToken, forKey: .nextPageToken)
+    }
+}
+
+/// A page of users, by address; `next_page_token` is null on the last page.
+public struct AdminUserList: Codable, Sendable, Equatable {
+    public var users: [AdminUserInfo]
+    public var nextPageToken: String?
+
+    public init(users: [AdminUserInfo], nextPageToken: String?) {
+        self.users = users
+        self.nextPageToken = nextPageToken
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case users, nextPageToken = "next_page_token"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(users, forKey: .users)
+        try container.encode(nextPageToken, forKey: .nextPageToken)
+    }
+}
+
+/// The signing keys; after a rotation, `current` names the key that signs now.
+public struct AdminKeyList: Codable, Sendable, Equatable {
+    public var current: String?
+    public var keys: [AdminKeyInfo]
+
+    public init(current: String? = nil, keys: [AdminKeyInfo]) {
+        self.current = current
+        self.keys = keys
+    }
+}
+
+/// Audit events, newest first.
+public struct AdminAuditEventList: Codable, Sendable, Equatable {
+    public var events: [AdminAuditEventInfo]
+
+    public init(events: [AdminAuditEventInfo]) {
+        self.events = events
+    }
+}

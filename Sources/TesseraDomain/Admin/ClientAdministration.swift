@@ -50,7 +50,10 @@ public struct ClientChanges: Sendable, Equatable {
     public var grantTypes: [String]?
     public var firstParty: Bool?
     public var resourceServer: Bool?
-    public var appLinks: ClientAppLinks?
+    /// Email-link settings, each replacing its part of the client's.
+    public var linkDomains: [String]?
+    public var appleAppIDs: [String]?
+    public var androidApps: [ClientAppLinks.AndroidApp]?
     /// New keys for a client that authenticates with private_key_jwt.
     public var jwks: JWKSet?
     public var requirePushedRequests: Bool?
@@ -64,7 +67,8 @@ public struct ClientChanges: Sendable, Equatable {
     var changed: [String] {
         [("name", name != nil), ("redirect_uris", redirectURIs != nil), ("post_logout_redirect_uris", postLogoutRedirectURIs != nil),
          ("scope", scopes != nil), ("grant_types", grantTypes != nil), ("first_party", firstParty != nil),
-         ("resource_server", resourceServer != nil), ("app_links", appLinks != nil), ("jwks", jwks != nil),
+         ("resource_server", resourceServer != nil), ("link_domains", linkDomains != nil), ("ios_apps", appleAppIDs != nil),
+         ("android_apps", androidApps != nil), ("jwks", jwks != nil),
          ("require_pushed_authorization_requests", requirePushedRequests != nil), ("authenticator", authenticator != nil),
          ("device_sso_group", deviceSSOGroup != nil)]
             .filter(\.1).map(\.0)
@@ -138,7 +142,9 @@ public struct ClientAdministration: Sendable {
         client.grantTypes = changes.grantTypes ?? client.grantTypes
         client.firstParty = changes.firstParty ?? client.firstParty
         client.resourceServer = changes.resourceServer ?? client.resourceServer
-        client.appLinks = changes.appLinks ?? client.appLinks
+        client.appLinks.linkDomains = changes.linkDomains ?? client.appLinks.linkDomains
+        client.appLinks.appleAppIDs = changes.appleAppIDs ?? client.appLinks.appleAppIDs
+        client.appLinks.androidApps = changes.androidApps ?? client.appLinks.androidApps
         client.jwks = changes.jwks ?? client.jwks
         client.requirePushedRequests = changes.requirePushedRequests ?? client.requirePushedRequests
         client.authenticator = changes.authenticator ?? client.authenticator

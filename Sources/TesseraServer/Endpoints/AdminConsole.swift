@@ -4,14 +4,13 @@ import Hummingbird
 import TesseraCore
 import TesseraDomain
 
-/// The admin console at `/admin`: server-rendered pages over the admin API's operations
-/// (``AdminAPI/perform(_:by:)``), for a signed-in user holding the admin role. No JavaScript;
+/// The admin console at `/admin`: server-rendered pages over the admin operations
+/// (``AdminService``), for a signed-in user holding the admin role. No JavaScript;
 /// every change is a form with a CSRF token bound to the session; who may use it is
 /// ``Administrator/console(session:user:now:)`` (a session older than 12 hours signs in again).
 struct AdminConsole {
     let services: Services
 
-    var api: AdminAPI { AdminAPI(services: services) }
     var pages: PageRenderer { services.pages }
 
     func register(on router: Router<TesseraRequestContext>) {
@@ -32,8 +31,10 @@ struct AdminConsole {
         router.get("/admin/keys") { request, _ in try await page(request, .keys) }
         router.post("/admin/keys/rotate") { request, _ in
             try await action(request) { admin, _, _ in
-                let answer = await api.perform(AdminCall(.post, "/keys/rotate"), by: admin)
-                return answer.status.code < 400 ? .redirect("/admin/keys?done=rotate") : .show(.keys, answer.problemDetail)
+                try await outcome(.keys) {
+                    _ = try await AdminService(services: services, admin: admin).rotateKeys()
+                    return .redirect("/admin/keys?done=rotate")
+                }
             }
         }
         router.get("/admin/audit") { request, _ in try await page(request, .audit) }
@@ -42,6 +43,27 @@ struct AdminConsole {
     /// The console's pages.
     enum Page {
         case users, user(String), clients, client(String), keys, audit
+
+        var template: String {
+            switch self {
+            case .users: "adminusers"
+            case .user: "adminuser"
+            case .clients: "adminclients"
+            case .client: "adminclient"
+            case .keys: "adminkeys"
+            case .audit: "adminaudit"
+            }
+        }
+
+        /// The navigation entry the page is under.
+        var navigation: String {
+            switch self {
+            case .users, .user: "navUsers"
+            case .clients, .client: "navClients"
+            case .keys: "navKeys"
+            case .audit: "navAudit"
+            }
+        }
     }
 
     /// What a form post leads to: another page (after a change), or a page shown at once (an
@@ -119,176 +141,147 @@ struct AdminConsole {
         let language = language(request)
         let query = request.queryParameters
         let (csrf, cookie) = services.csrf.token(for: request)
+        let admin = AdminService(services: services, admin: who.admin)
         var values: [String: Any] = ["t": ConsoleText.table(language), "admin": who.email, "csrf": csrf, "message": message ?? ""]
         if let done = query["done"], let notice = ConsoleText.table(language)["done." + done] { values["notice"] = notice }
-        let template: String
-        switch page {
-        case .users:
-            template = "adminusers"
-            values["navUsers"] = true
-            var call = AdminCall(.get, "/users", query: ["limit": "50"])
-            call.query["q"] = query["q"]
-            call.query["page_token"] = query["page_token"]
-            let answer = await api.perform(call, by: who.admin)
-            let users = answer.list("users").map { user in
-                ["id": user["id"]?.stringValue ?? "", "email": user["email"]?.stringValue ?? "",
-                 "name": user["profile"]?.objectValue?["name"]?.stringValue ?? "",
-                 "verified": yesNo(user["email_verified"], language), "disabled": user["disabled"] == .bool(true),
-                 "roles": Self.words(user["roles"])] as [String: Any]
+        let template = page.template
+        values[page.navigation] = true
+        do {
+            switch page {
+            case .users:
+                values["query"] = query["q"] ?? ""
+                values["title"] = ConsoleText.text("users", language)
+                let list = try await admin.users(matching: query["q"], pageToken: query["page_token"], limit: 50)
+                let users = list.users.map { user in
+                    ["id": user.id, "email": user.email, "name": user.profile["name"]?.stringValue ?? "",
+                     "verified": yesNo(user.emailVerified, language), "disabled": user.disabled, "roles": user.roles.joined(separator: " ")] as [String: Any]
+                }
+                values["users"] = users
+                values["hasUsers"] = !users.isEmpty
+                if let next = list.nextPageToken {
+                    values["next"] = "/admin/users?" + RequestParameters.encode([("q", query["q"] ?? ""), ("page_token", next)])
+                }
+            case .user(let id):
+                values.merge(userValues(try await admin.user(id), language: language, csrf: csrf)) { $1 }
+            case .clients:
+                values["title"] = ConsoleText.text("clients", language)
+                let list = try await admin.clients(pageToken: query["page_token"], limit: 50)
+                let clients = list.clients.map { client in
+                    ["id": client.clientID, "name": client.clientName, "auth": client.tokenEndpointAuthMethod,
+                     "grants": client.grantTypes.joined(separator: " "), "firstParty": yesNo(client.firstParty, language)] as [String: Any]
+                }
+                values["clients"] = clients
+                values["hasClients"] = !clients.isEmpty
+                if let next = list.nextPageToken {
+                    values["next"] = "/admin/clients?" + RequestParameters.encode([("page_token", next)])
+                }
+            case .client(let id):
+                values.merge(clientValues(try await admin.client(id), language: language)) { $1 }
+                values["secret"] = secret ?? ""
+            case .keys:
+                values["title"] = ConsoleText.text("keys", language)
+                values["keys"] = try await admin.keys().keys.map { key in
+                    ["kid": key.kid, "alg": key.alg, "status": key.status, "published": yesNo(key.published, language),
+                     "created": Self.time(key.createdAt), "retired": Self.time(key.retiredAt)]
+                }
+            case .audit:
+                values["title"] = ConsoleText.text("audit", language)
+                values["user"] = query["user"] ?? ""
+                values["kinds"] = AuditEvent.Kind.allCases.map { ["value": $0.rawValue, "selected": $0.rawValue == query["kind"]] as [String: Any] }
+                let events = try await admin.audit(AdminAuditQuery(kind: query["kind"].flatMap { $0.isEmpty ? nil : $0 }, user: query["user"], limit: 200))
+                    .events.map { event in
+                        ["at": Self.time(event.at), "kind": event.kind, "actor": event.actor, "email": event.email ?? "", "ip": event.ip ?? "",
+                         "detail": event.detail ?? "", "userID": event.userID ?? "", "clientID": event.clientID ?? ""]
+                    }
+                values["events"] = events
+                values["hasEvents"] = !events.isEmpty
             }
-            values["users"] = users
-            values["hasUsers"] = !users.isEmpty
-            values["query"] = query["q"] ?? ""
-            values["title"] = ConsoleText.text("users", language)
-            if let next = answer.object?["next_page_token"]?.stringValue {
-                values["next"] = "/admin/users?" + RequestParameters.encode([("q", query["q"] ?? ""), ("page_token", next)])
+        } catch let problem as AdminProblem {
+            switch page {
+            case .user: return try await self.page(request, .users, message: problem.detail)
+            case .client: return try await self.page(request, .clients, message: problem.detail)
+            case .users, .clients, .keys, .audit: values["message"] = message ?? problem.detail
             }
-            values["message"] = message ?? answer.problemDetail ?? ""
-        case .user(let id):
-            template = "adminuser"
-            values["navUsers"] = true
-            let answer = await api.perform(AdminCall(.get, "/users/\(id)"), by: who.admin)
-            guard let user = answer.object, answer.status == .ok else { return try await self.page(request, .users, message: answer.problemDetail) }
-            values.merge(userValues(user, language: language, csrf: csrf)) { $1 }
-        case .clients:
-            template = "adminclients"
-            values["navClients"] = true
-            var call = AdminCall(.get, "/clients", query: ["limit": "50"])
-            call.query["page_token"] = query["page_token"]
-            let answer = await api.perform(call, by: who.admin)
-            let clients = answer.list("clients").map { client in
-                ["id": client["client_id"]?.stringValue ?? "", "name": client["client_name"]?.stringValue ?? "",
-                 "auth": client["token_endpoint_auth_method"]?.stringValue ?? "", "grants": Self.words(client["grant_types"]),
-                 "firstParty": yesNo(client["first_party"], language)] as [String: Any]
-            }
-            values["clients"] = clients
-            values["hasClients"] = !clients.isEmpty
-            values["title"] = ConsoleText.text("clients", language)
-            if let next = answer.object?["next_page_token"]?.stringValue {
-                values["next"] = "/admin/clients?" + RequestParameters.encode([("page_token", next)])
-            }
-        case .client(let id):
-            template = "adminclient"
-            values["navClients"] = true
-            let answer = await api.perform(AdminCall(.get, "/clients/\(id)"), by: who.admin)
-            guard let client = answer.object, answer.status == .ok else {
-                return try await self.page(request, .clients, message: answer.problemDetail)
-            }
-            values.merge(clientValues(client, language: language)) { $1 }
-            values["secret"] = secret ?? ""
-        case .keys:
-            template = "adminkeys"
-            values["navKeys"] = true
-            values["title"] = ConsoleText.text("keys", language)
-            values["keys"] = await api.perform(AdminCall(.get, "/keys"), by: who.admin).list("keys").map { key in
-                ["kid": key["kid"]?.stringValue ?? "", "alg": key["alg"]?.stringValue ?? "", "status": key["status"]?.stringValue ?? "",
-                 "published": yesNo(key["published"], language), "created": Self.time(key["created_at"]),
-                 "retired": Self.time(key["retired_at"])]
-            }
-        case .audit:
-            template = "adminaudit"
-            values["navAudit"] = true
-            values["title"] = ConsoleText.text("audit", language)
-            var call = AdminCall(.get, "/audit", query: ["limit": "200"])
-            call.query["user"] = query["user"]
-            call.query["kind"] = query["kind"].flatMap { $0.isEmpty ? nil : $0 }
-            let answer = await api.perform(call, by: who.admin)
-            let events = answer.list("events").map { event in
-                var row: [String: Any] = ["at": Self.time(event["at"])]
-                for name in ["kind", "actor", "email", "ip", "detail"] { row[name] = event[name]?.stringValue ?? "" }
-                row["userID"] = event["user_id"]?.stringValue ?? ""
-                row["clientID"] = event["client_id"]?.stringValue ?? ""
-                return row
-            }
-            values["events"] = events
-            values["hasEvents"] = !events.isEmpty
-            values["user"] = query["user"] ?? ""
-            values["kinds"] = AuditEvent.Kind.allCases.map { ["value": $0.rawValue, "selected": $0.rawValue == query["kind"]] as [String: Any] }
-            values["message"] = message ?? answer.problemDetail ?? ""
         }
         var response = Responses.html(pages.render(template, values, language: language), status: status)
         if let cookie { response.setCookie(cookie) }
         return response
     }
 
-    func userValues(_ user: [String: JSONValue], language: PageLanguage, csrf: String) -> [String: Any] {
-        let t = ConsoleText.table(language)
-        let id = user["id"]?.stringValue ?? ""
-        var fields: [[String: String]] = []
-        for name in ["id", "email_verified", "has_password", "roles", "created_at", "updated_at", "version"] {
-            fields.append(["name": t["field." + name] ?? name, "value": display(user[name], name: name, language)])
-        }
-        if let last = user["last_sign_in"]?.objectValue {
-            let parts = [Self.time(last["at"]), last["method"]?.stringValue, last["ip"]?.stringValue].compactMap { $0 }
+    func userValues(_ details: AdminUserDetails, language: PageLanguage, csrf: String) -> [String: Any] {
+        let t = ConsoleText.table(language), user = details.user
+        var fields: [[String: String]] = [
+            ["name": t["field.id"] ?? "", "value": user.id],
+            ["name": t["field.email_verified"] ?? "", "value": yesNo(user.emailVerified, language)],
+            ["name": t["field.has_password"] ?? "", "value": yesNo(user.hasPassword, language)],
+            ["name": t["field.roles"] ?? "", "value": user.roles.joined(separator: " ")],
+            ["name": t["field.created_at"] ?? "", "value": Self.time(user.createdAt)],
+            ["name": t["field.updated_at"] ?? "", "value": Self.time(user.updatedAt)],
+            ["name": t["field.version"] ?? "", "value": String(user.version)],
+        ]
+        if let last = details.lastSignIn {
+            let parts = [Self.time(last.at), last.method, last.ip].compactMap { $0 }
             fields.append(["name": t["field.last_sign_in"] ?? "", "value": parts.joined(separator: " · ")])
         }
-        let disabled = user["disabled"] == .bool(true), admin = user["roles"]?.arrayValue?.contains(.string(User.adminRole)) == true
-        var actions = [disabled ? "enable" : "disable", "sign-out"]
-        if user["email_verified"] != .bool(true) { actions.append("verify-email") }
-        if user["has_password"] == .bool(true) { actions.append("remove-password") }
+        let admin = user.roles.contains(User.adminRole)
+        var actions = [user.disabled ? "enable" : "disable", "sign-out"]
+        if !user.emailVerified { actions.append("verify-email") }
+        if user.hasPassword { actions.append("remove-password") }
         actions.append(admin ? "remove-admin" : "make-admin")
         let labels = ["enable": "enable", "disable": "disable", "sign-out": "signOutEverywhere", "verify-email": "verifyEmail",
                       "remove-password": "removePassword", "make-admin": "makeAdmin", "remove-admin": "removeAdmin"]
         return [
-            "id": id, "email": user["email"]?.stringValue ?? "", "disabled": disabled, "fields": fields,
-            "title": user["email"]?.stringValue ?? "",
-            "profile": (user["profile"]?.objectValue ?? [:]).sorted { $0.key < $1.key }.map { name, value in
-                ["name": name, "value": value.stringValue ?? (try? String(decoding: CanonicalJSON.encode(value), as: UTF8.self)) ?? ""]
+            "id": user.id, "email": user.email, "disabled": user.disabled, "fields": fields, "title": user.email,
+            "profile": user.profile.sorted { $0.key < $1.key }.map { name, value in ["name": name, "value": Self.text(value)] },
+            "identities": details.identities.map { ["provider": $0.provider, "subject": $0.subject, "email": $0.email ?? ""] },
+            "sessions": details.sessions.map {
+                ["signedIn": Self.time($0.signedInAt), "methods": $0.methods.joined(separator: " "), "expires": Self.time($0.expiresAt)]
             },
-            "identities": (user["identities"]?.arrayValue ?? []).compactMap(\.objectValue).map { identity in
-                ["provider": identity["provider"]?.stringValue ?? "", "subject": identity["subject"]?.stringValue ?? "",
-                 "email": identity["email"]?.stringValue ?? ""]
-            },
-            "sessions": (user["sessions"]?.arrayValue ?? []).compactMap(\.objectValue).map { session in
-                ["signedIn": Self.time(session["signed_in_at"]), "methods": Self.words(session["methods"]), "expires": Self.time(session["expires_at"])]
-            },
-            "consents": (user["consents"]?.arrayValue ?? []).compactMap(\.objectValue).map { consent in
-                ["clientID": consent["client_id"]?.stringValue ?? "", "clientName": consent["client_name"]?.stringValue ?? "",
-                 "scope": consent["scope"]?.stringValue ?? ""]
-            },
-            "actions": actions.map { ["id": id, "action": $0, "label": t[labels[$0] ?? $0] ?? $0, "csrf": csrf] },
+            "consents": details.consents.map { ["clientID": $0.clientID, "clientName": $0.clientName, "scope": $0.scope] },
+            "actions": actions.map { ["id": user.id, "action": $0, "label": t[labels[$0] ?? $0] ?? $0, "csrf": csrf] },
         ]
     }
 
-    func clientValues(_ client: [String: JSONValue], language: PageLanguage) -> [String: Any] {
+    /// The client's settings as the table of client settings lists them (then when it was
+    /// registered and its version); a setting not set is left out.
+    func clientValues(_ client: AdminClientInfo, language: PageLanguage) -> [String: Any] {
         let t = ConsoleText.table(language)
-        let fields = ["client_id", "token_endpoint_auth_method", "grant_types", "redirect_uris", "post_logout_redirect_uris", "scope",
-                      "first_party", "subject_type", "resource_server", "require_pushed_authorization_requests", "authenticator",
-                      "device_sso_group", "link_domains", "ios_apps", "previous_secret_expires_at", "created_at", "version"].compactMap { name -> [String: String]? in
-            guard let value = client[name], value != .null, value != .array([]) else { return nil }
-            return ["name": t["field." + name] ?? name, "value": display(value, name: name, language)]
+        let members = (try? JSONDecoder().decode([String: JSONValue].self, from: CanonicalJSON.encode(client))) ?? [:]
+        var fields: [[String: String]] = ClientSetting.all.compactMap { setting in
+            guard setting.member != "client_name", let value = members[setting.member], value != .null, value != .array([]) else { return nil }
+            return ["name": language == .ru ? setting.label.russian : setting.label.english, "value": display(value, language)]
         }
+        if let until = client.previousSecretExpiresAt {
+            fields.append(["name": t["field.previous_secret_expires_at"] ?? "", "value": Self.time(until)])
+        }
+        fields.append(["name": t["field.created_at"] ?? "", "value": Self.time(client.createdAt)])
+        fields.append(["name": t["field.version"] ?? "", "value": String(client.version)])
         return [
-            "id": client["client_id"]?.stringValue ?? "", "name": client["client_name"]?.stringValue ?? "",
-            "title": client["client_name"]?.stringValue ?? "", "fields": fields,
-            "version": client["version"].map { display($0, name: "version", language) } ?? "",
-            "redirectURIs": (client["redirect_uris"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: "\n"),
-            "scope": client["scope"]?.stringValue ?? "", "firstPartyChecked": client["first_party"] == .bool(true),
-            "hasSecret": client["token_endpoint_auth_method"]?.stringValue?.hasPrefix("client_secret") == true,
+            "id": client.clientID, "name": client.clientName, "title": client.clientName, "fields": fields, "version": String(client.version),
+            "redirectURIs": client.redirectURIs.joined(separator: "\n"), "scope": client.scope, "firstPartyChecked": client.firstParty,
+            "hasSecret": client.tokenEndpointAuthMethod.hasPrefix("client_secret"),
         ]
     }
 
-    func display(_ value: JSONValue?, name: String, _ language: PageLanguage) -> String {
+    /// A setting's value for people: yes/no, words, or compact JSON.
+    func display(_ value: JSONValue, _ language: PageLanguage) -> String {
         switch value {
-        case .bool?: yesNo(value, language)
-        case .int(let number)? where name.hasSuffix("_at"): Self.time(.int(number))
-        case .int(let number)?: String(number)
-        case .string(let text)?: text
-        case .array?: Self.words(value)
-        default: ""
+        case .bool(let flag): yesNo(flag, language)
+        case .array(let items) where items.allSatisfy({ $0.stringValue != nil }): items.compactMap(\.stringValue).joined(separator: " ")
+        default: Self.text(value)
         }
     }
 
-    func yesNo(_ value: JSONValue?, _ language: PageLanguage) -> String {
-        ConsoleText.text(value == .bool(true) ? "yes" : "no", language)
+    func yesNo(_ value: Bool, _ language: PageLanguage) -> String {
+        ConsoleText.text(value ? "yes" : "no", language)
     }
 
-    static func words(_ value: JSONValue?) -> String {
-        (value?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: " ")
+    static func text(_ value: JSONValue) -> String {
+        value.stringValue ?? (try? String(decoding: CanonicalJSON.encode(value), as: UTF8.self)) ?? ""
     }
 
-    static func time(_ value: JSONValue?) -> String {
-        guard case .int(let seconds)? = value else { return "" }
+    static func time(_ seconds: Int64?) -> String {
+        guard let seconds else { return "" }
         return Date(timeIntervalSince1970: TimeInterval(seconds)).formatted(
             Date.ISO8601FormatStyle(timeZone: .gmt).year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: false)
                 .timeSeparator(.colon)) + " UTC"
@@ -317,114 +310,114 @@ struct AdminConsole {
         }
     }
 
+    /// Runs an admin operation as `admin`: the page to go to when it worked, or the page to
+    /// show with the problem's detail when it didn't.
+    func outcome(_ page: Page, _ body: () async throws -> Outcome) async throws -> Outcome {
+        do { return try await body() } catch let problem as AdminProblem {
+            return .show(page, problem.detail)
+        }
+    }
+
     func userAction(_ request: Request, id: String, action: String) async throws -> Response {
-        try await self.action(request) { admin, form, language in
-            let path = "/users/\(id)"
-            let call: AdminCall
-            switch action {
-            case "disable", "enable", "sign-out", "verify-email": call = AdminCall(.post, path + "/" + action)
-            case "remove-password": call = AdminCall(.delete, path + "/password")
-            case "make-admin", "remove-admin":
-                call = AdminCall(.patch, path, body: ["roles": .array(action == "make-admin" ? [.string(User.adminRole)] : [])], ifMatch: "*")
-            case "delete":
-                let current = await api.perform(AdminCall(.get, path), by: admin)
-                guard let email = current.object?["email"]?.stringValue, form["confirm"]?.trimmingCharacters(in: .whitespaces).lowercased() == email else {
-                    return .show(.user(id), current.problemDetail ?? ConsoleText.text("typeToConfirm", language))
+        try await self.action(request) { who, form, language in
+            let admin = AdminService(services: services, admin: who)
+            return try await outcome(.user(id)) {
+                switch action {
+                case "disable": _ = try await admin.disableUser(id)
+                case "enable": _ = try await admin.enableUser(id)
+                case "sign-out": try await admin.signOutEverywhere(id)
+                case "verify-email": _ = try await admin.markEmailVerified(id)
+                case "remove-password": _ = try await admin.setPassword(id, nil)
+                case "make-admin", "remove-admin":
+                    _ = try await admin.updateUser(id, AdminUserChanges(roles: action == "make-admin" ? [User.adminRole] : []), ifVersion: nil)
+                case "delete":
+                    let email = try await admin.user(id).user.email
+                    guard form["confirm"]?.trimmingCharacters(in: .whitespaces).lowercased() == email else {
+                        return .show(.user(id), ConsoleText.text("typeToConfirm", language))
+                    }
+                    try await admin.deleteUser(id)
+                    return .redirect("/admin/users?done=delete-user")
+                default:
+                    return .show(.user(id), "unknown action")
                 }
-                call = AdminCall(.delete, path)
-            default:
-                return .show(.user(id), "unknown action")
+                return .redirect("/admin/users/\(Self.pathSegment(id))?done=\(action)")
             }
-            let answer = await api.perform(call, by: admin)
-            guard answer.status.code < 400 else { return .show(.user(id), answer.problemDetail) }
-            return .redirect(action == "delete" ? "/admin/users?done=delete-user" : "/admin/users/\(Self.pathSegment(id))?done=\(action)")
         }
     }
 
     func clientAction(_ request: Request, id: String, action: String) async throws -> Response {
-        try await self.action(request) { admin, form, language in
-            let path = "/clients/\(id)"
-            switch action {
-            case "update":
-                let uris = (form["redirect_uris"] ?? "").split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
-                    .filter { !$0.isEmpty }
-                let body: [String: JSONValue] = [
-                    "client_name": .string(form["client_name"] ?? ""), "redirect_uris": .array(uris.map(JSONValue.string)),
-                    "scope": .string(form["scope"] ?? ""), "first_party": .bool(form["first_party"] == "true"),
-                ]
-                let answer = await api.perform(AdminCall(.patch, path, body: body, ifMatch: "\"\(form["version"] ?? "")\""), by: admin)
-                guard answer.status.code < 400 else { return .show(.client(id), answer.problemDetail) }
-                return .redirect("/admin/clients/\(Self.pathSegment(id))?done=update")
-            case "secret":
-                let grace = Int64(form["grace_period"] ?? "0") ?? 0
-                let answer = await api.perform(AdminCall(.post, path + "/secret", body: ["grace_period": .int(grace)]), by: admin)
-                guard answer.status.code < 400, let secret = answer.object?["client_secret"]?.stringValue else {
-                    return .show(.client(id), answer.problemDetail)
+        try await self.action(request) { who, form, language in
+            let admin = AdminService(services: services, admin: who)
+            return try await outcome(.client(id)) {
+                switch action {
+                case "update":
+                    var settings = AdminClientSettings()
+                    try settings.set("client_name", .string(form["client_name"] ?? ""))
+                    try settings.set("redirect_uris", .array(Self.lines(form["redirect_uris"]).map(JSONValue.string)))
+                    try settings.set("scope", .string(form["scope"] ?? ""))
+                    try settings.set("first_party", .bool(form["first_party"] == "true"))
+                    guard let version = Int64(form["version"] ?? "") else { return .show(.client(id), ConsoleText.text("sessionExpired", language)) }
+                    _ = try await admin.updateClient(id, settings, ifVersion: version)
+                    return .redirect("/admin/clients/\(Self.pathSegment(id))?done=update")
+                case "secret":
+                    let rotated = try await admin.rotateSecret(id, AdminSecretRotation(gracePeriod: Int64(form["grace_period"] ?? "0") ?? 0))
+                    return .show(.client(id), nil, secret: rotated.clientSecret)
+                case "delete":
+                    guard form["confirm"]?.trimmingCharacters(in: .whitespaces) == id else {
+                        return .show(.client(id), ConsoleText.text("typeToConfirm", language))
+                    }
+                    try await admin.deleteClient(id)
+                    return .redirect("/admin/clients?done=delete-client")
+                default:
+                    return .show(.client(id), "unknown action")
                 }
-                return .show(.client(id), nil, secret: secret)
-            case "delete":
-                guard form["confirm"]?.trimmingCharacters(in: .whitespaces) == id else {
-                    return .show(.client(id), ConsoleText.text("typeToConfirm", language))
-                }
-                let answer = await api.perform(AdminCall(.delete, path), by: admin)
-                guard answer.status.code < 400 else { return .show(.client(id), answer.problemDetail) }
-                return .redirect("/admin/clients?done=delete-client")
-            default:
-                return .show(.client(id), "unknown action")
             }
         }
     }
 
     func createUser(_ request: Request) async throws -> Response {
-        try await action(request) { admin, form, _ in
-            var body: [String: JSONValue] = ["email": .string(form["email"] ?? ""), "email_verified": .bool(form["email_verified"] == "true"),
-                                             "roles": .array(form["admin"] == "true" ? [.string(User.adminRole)] : [])]
-            if let password = form["password"], !password.isEmpty { body["password"] = .string(password) }
-            if let name = form["name"]?.trimmingCharacters(in: .whitespaces), !name.isEmpty { body["profile"] = .object(["name": .string(name)]) }
-            let answer = await api.perform(AdminCall(.post, "/users", body: body), by: admin)
-            guard answer.status.code < 400, let id = answer.object?["id"]?.stringValue else { return .show(.users, answer.problemDetail) }
-            return .redirect("/admin/users/\(Self.pathSegment(id))?done=created")
+        try await action(request) { who, form, _ in
+            var user = AdminNewUser(email: form["email"] ?? "", emailVerified: form["email_verified"] == "true",
+                                    roles: form["admin"] == "true" ? [User.adminRole] : [])
+            if let password = form["password"], !password.isEmpty { user.password = password }
+            if let name = form["name"]?.trimmingCharacters(in: .whitespaces), !name.isEmpty { user.profile = ["name": .string(name)] }
+            return try await outcome(.users) {
+                let created = try await AdminService(services: services, admin: who).createUser(user)
+                return .redirect("/admin/users/\(Self.pathSegment(created.id))?done=created")
+            }
         }
     }
 
     /// Registers a client of one of the three usual kinds; its page then shows the secret, once.
     func createClient(_ request: Request) async throws -> Response {
-        try await action(request) { admin, form, _ in
-            let uris = (form["redirect_uris"] ?? "").split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
-                .filter { !$0.isEmpty }
-            var body: [String: JSONValue] = ["client_name": .string(form["client_name"] ?? ""), "first_party": .bool(form["first_party"] == "true"),
-                                             "scope": .string(form["scope"] ?? "")]
-            switch form["kind"] {
-            case "native":
-                body["token_endpoint_auth_method"] = .string("none")
-                body["redirect_uris"] = .array(uris.map(JSONValue.string))
-            case "service":
-                body["grant_types"] = .array([.string(GrantType.clientCredentials)])
-            default:
-                body["redirect_uris"] = .array(uris.map(JSONValue.string))
+        try await action(request) { who, form, _ in
+            try await outcome(.clients) {
+                var settings = AdminClientSettings()
+                try settings.set("client_name", .string(form["client_name"] ?? ""))
+                try settings.set("first_party", .bool(form["first_party"] == "true"))
+                try settings.set("scope", .string(form["scope"] ?? ""))
+                let uris = JSONValue.array(Self.lines(form["redirect_uris"]).map(JSONValue.string))
+                switch form["kind"] {
+                case "native":
+                    try settings.set("token_endpoint_auth_method", .string("none"))
+                    try settings.set("redirect_uris", uris)
+                case "service":
+                    try settings.set("grant_types", .array([.string(GrantType.clientCredentials)]))
+                default:
+                    try settings.set("redirect_uris", uris)
+                }
+                let client = try await AdminService(services: services, admin: who).registerClient(settings)
+                return .show(.client(client.clientID), nil, secret: client.clientSecret)
             }
-            let answer = await api.perform(AdminCall(.post, "/clients", body: body), by: admin)
-            guard answer.status.code < 400, let id = answer.object?["client_id"]?.stringValue else { return .show(.clients, answer.problemDetail) }
-            return .show(.client(id), nil, secret: answer.object?["client_secret"]?.stringValue)
         }
+    }
+
+    /// A text area's lines, trimmed, the empty ones left out.
+    static func lines(_ text: String?) -> [String] {
+        (text ?? "").split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
     static func pathSegment(_ text: String) -> String {
         text.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? text
-    }
-}
-
-extension AdminAnswer {
-    /// The problem's `detail` when the call failed.
-    var problemDetail: String? {
-        status.code >= 400 ? body?.objectValue?["detail"]?.stringValue : nil
-    }
-
-    var object: [String: JSONValue]? { body?.objectValue }
-
-    /// The objects of a listing member.
-    func list(_ member: String) -> [[String: JSONValue]] {
-        guard case .array(let items)? = object?[member] else { return [] }
-        return items.compactMap(\.objectValue)
     }
 }

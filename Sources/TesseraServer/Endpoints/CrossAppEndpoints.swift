@@ -68,7 +68,7 @@ struct CrossAppEndpoints {
         case let other: throw OAuthError.invalidRequest("decision must be allow or deny, not '\(other)'.")
         }
         let location = try await approvals.decide(requestURI: requestURI, allow: allow, by: caller)
-        return try Responses.json(["redirect_to": location])
+        return try Responses.json(ApprovalAnswer(redirectTo: location))
     }
 
     /// `client_id` of the partner app; the ticket goes into the deep link that opens it.
@@ -96,69 +96,5 @@ struct CrossAppEndpoints {
             }
             return try await body(form, caller)
         }
-    }
-}
-
-/// RFC 9126 §2.2.
-struct PushedRequestAnswer: Encodable {
-    let requestURI: String
-    let expiresIn: Int64
-
-    enum CodingKeys: String, CodingKey {
-        case requestURI = "request_uri"
-        case expiresIn = "expires_in"
-    }
-}
-
-/// `POST /authorize/v1.0/details`.
-struct AuthorizationDetailsAnswer: Encodable {
-    struct Scope: Encodable {
-        let scope: String
-        let description: String
-        let sensitive: Bool
-        let consentRequired: Bool
-
-        enum CodingKeys: String, CodingKey {
-            case scope, description, sensitive
-            case consentRequired = "consent_required"
-        }
-    }
-
-    let clientID: String
-    let clientName: String
-    let scope: String
-    let scopes: [Scope]
-    let redirectURI: String
-    let prompt: String?
-    let maxAge: Int64?
-    let loginHint: String?
-    let consentRequired: Bool
-    let reauthenticationRequired: Bool
-    let expiresIn: Int64
-    let userEmail: String
-    let language: String
-
-    enum CodingKeys: String, CodingKey {
-        case clientID = "client_id"
-        case clientName = "client_name"
-        case scope, scopes, prompt, language
-        case redirectURI = "redirect_uri"
-        case maxAge = "max_age"
-        case loginHint = "login_hint"
-        case consentRequired = "consent_required"
-        case reauthenticationRequired = "reauthentication_required"
-        case expiresIn = "expires_in"
-        case userEmail = "user_email"
-    }
-}
-
-/// `POST /authorize/v1.0/handoff`.
-struct HandoffAnswer: Encodable {
-    let handoffTicket: String
-    let expiresIn: Int64
-
-    enum CodingKeys: String, CodingKey {
-        case handoffTicket = "handoff_ticket"
-        case expiresIn = "expires_in"
     }
 }

@@ -48,12 +48,7 @@ enum ConsoleText {
         "sessionExpired": "The form expired. Nothing was changed: try again.",
         "field.id": "Id", "field.email_verified": "Address verified", "field.has_password": "Password", "field.roles": "Roles",
         "field.created_at": "Created", "field.updated_at": "Updated", "field.last_sign_in": "Last sign-in", "field.version": "Version",
-        "field.client_id": "Client id", "field.token_endpoint_auth_method": "Authentication", "field.grant_types": "Grants",
-        "field.redirect_uris": "Redirect URIs", "field.post_logout_redirect_uris": "Post-logout redirect URIs", "field.scope": "Scopes",
-        "field.first_party": "First party", "field.subject_type": "Subject identifiers", "field.resource_server": "Resource server",
-        "field.require_pushed_authorization_requests": "Requests must be pushed (PAR)", "field.authenticator": "Authenticator app",
-        "field.device_sso_group": "Native SSO group",
-        "field.link_domains": "Email-link domains", "field.ios_apps": "iOS apps", "field.previous_secret_expires_at": "Previous secret works until",
+        "field.previous_secret_expires_at": "Previous secret works until",
     ]
 
     static let russian: [String: String] = [
@@ -98,12 +93,6 @@ enum ConsoleText {
         "sessionExpired": "Срок действия формы истёк. Ничего не изменено: попробуйте ещё раз.",
         "field.id": "Id", "field.email_verified": "Адрес подтверждён", "field.has_password": "Пароль", "field.roles": "Роли",
         "field.created_at": "Создан", "field.updated_at": "Изменён", "field.last_sign_in": "Последний вход", "field.version": "Версия",
-        "field.client_id": "Id клиента", "field.token_endpoint_auth_method": "Аутентификация", "field.grant_types": "Гранты",
-        "field.redirect_uris": "Адреса возврата", "field.post_logout_redirect_uris": "Адреса после выхода", "field.scope": "Области доступа",
-        "field.first_party": "Собственный", "field.subject_type": "Идентификаторы субъекта", "field.resource_server": "Сервер ресурсов",
-        "field.require_pushed_authorization_requests": "Только предварительно отправленные запросы (PAR)",
-        "field.authenticator": "Приложение-аутентификатор", "field.device_sso_group": "Группа Native SSO",
-        "field.link_domains": "Домены ссылок для входа", "field.ios_apps": "Приложения iOS",
         "field.previous_secret_expires_at": "Прежний секрет действует до",
     ]
 }
