@@ -28,6 +28,8 @@ public func buildRouter(services: Services, readiness: @escaping @Sendable () as
     NativeAuthEndpoints(services: services).register(on: router)
     EmailLinkEndpoints(services: services).register(on: router)
     LoginCodeEndpoints(services: services).register(on: router)
+    PasswordResetPages(services: services).register(on: router)
+    SignUpPages(services: services).register(on: router)
     FederationEndpoints(services: services).register(on: router)
     AdminAPI(services: services).register(on: router)
     AdminConsole(services: services).register(on: router)

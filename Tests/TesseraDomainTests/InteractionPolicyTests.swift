@@ -54,6 +54,8 @@ struct InteractionPolicyTests {
             #expect(policy.reauthentication(request(), client: client, signIn: old) == nil)
             #expect(policy.reauthentication(request(prompt: ["login"]), client: client, signIn: old)?.contains("prompt=login") == true)
             #expect(policy.reauthentication(request(prompt: ["select_account"]), client: client, signIn: old) != nil)
+            #expect(policy.reauthentication(request(prompt: ["create"]), client: client, signIn: old)?.contains("prompt=create") == true)
+            #expect(policy.refusal(.signIn("x"), request(prompt: ["create"])) == nil, "the sign-up page may be shown")
             #expect(policy.reauthentication(request(maxAge: 600), client: client, signIn: old)?.contains("max_age") == true)
             #expect(policy.reauthentication(request(maxAge: 601), client: client, signIn: old) == nil)
             // Made after the request arrived (an approval after the push, a sign-in on the login page): fresh, even for max_age=0.

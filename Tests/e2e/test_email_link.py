@@ -14,6 +14,7 @@ comes from 127.0.0.1, so the per-address hourly limit is lifted) and one whose l
 from __future__ import annotations
 
 import html
+import json
 import re
 import shutil
 import time
@@ -46,7 +47,13 @@ VICTIM_PASSWORD = "a squatter's long and unusual passphrase"
 SERVER_ENV = {"TESSERA_LOGIN_FAILURES_PER_ADDRESS": "1000", "TESSERA_LOG_LEVEL": "info",
               "TESSERA_FLOWS_PER_ADDRESS": "100000", "TESSERA_HASHING_PER_ADDRESS": "100000",
               # every request comes from 127.0.0.1: the per-address hourly limit must not get in the way
-              "TESSERA_OTP_PER_ADDRESS_PER_HOUR": "100000", "TESSERA_OTP_PER_EMAIL_PER_HOUR": "50"}
+              "TESSERA_OTP_PER_ADDRESS_PER_HOUR": "100000", "TESSERA_OTP_PER_EMAIL_PER_HOUR": "50",
+              # the hosted sign-up: a password, then two pages of attributes
+              "TESSERA_SIGNUP_PASSWORD": "required",
+              "TESSERA_SIGNUP_ATTRIBUTES": json.dumps([
+                  {"name": "given_name", "required": True}, {"name": "family_name"},
+                  {"name": "city", "required": True, "page": 2, "pattern": "[A-Za-zА-Яа-яЁё -]+"},
+                  {"name": "birthdate", "page": 2}])}
 ERROR_KEYS = {"error", "error_description", "error_codes", "timestamp", "trace_id", "correlation_id"}
 LINK = re.compile(r"https?://[^\s\"'<>]+/emaillink/v1\.0/signin\?[^\s\"'<>]+")
 
@@ -463,11 +470,11 @@ def driver():
 class Flow:
     """One authorization request made by the browser."""
 
-    def __init__(self, op: Provider, client: Client, redirect_uri: str):
+    def __init__(self, op: Provider, client: Client, redirect_uri: str, scope: str = "openid email"):
         self.client, self.redirect_uri = client, redirect_uri
         self.state, self.nonce, self.verifier = random_token(12), random_token(12), random_token(48)
         self.url = query_url(op.endpoint("authorization_endpoint"), {
-            "response_type": "code", "client_id": client.client_id, "redirect_uri": redirect_uri, "scope": "openid email",
+            "response_type": "code", "client_id": client.client_id, "redirect_uri": redirect_uri, "scope": scope,
             "state": self.state, "nonce": self.nonce, "code_challenge": s256(self.verifier), "code_challenge_method": "S256"})
 
 
@@ -643,3 +650,254 @@ def test_browser_code_page_in_russian_and_a_resend_too_soon(op, driver, artifact
     assert driver.find_element(By.ID, "form-error").text.startswith("Код только что отправлен. Новый можно запросить через")
     shot(driver, artifacts, "13-code-resend-too-soon-ru")
     driver.delete_all_cookies()
+
+
+# ---------------------------------------------------------------------------
+# The hosted login's "Forgot your password?": the native API's reset flow, as pages
+
+
+def forgot_password(driver, flow_url: str, email: str, login_title: str = "Sign in") -> None:
+    driver.get(flow_url)
+    wait_title(driver, login_title)
+    driver.find_element(By.NAME, "email").send_keys(email)
+    driver.find_element(By.CSS_SELECTOR, "button[formaction='/login/reset']").click()
+
+
+def test_browser_forgot_password_resets_signs_in_and_ends_what_the_old_password_opened(op, driver, artifacts, sink, callback,
+                                                                                       web_client, setup):
+    old, new = "the old forgotten passphrase", "a brand new memorable passphrase"
+    email = unique("forgot")
+    setup["cli"].run("users", "add", email, "--password-stdin", "--json", input=old + "\n")
+    # A sign-in with the old password, elsewhere: the reset ends what it got.
+    earlier = Flow(op, web_client, web_client.redirect_uri, scope="openid email offline_access")
+    driver.get(earlier.url)
+    wait_title(driver, "Sign in")
+    driver.find_element(By.NAME, "email").send_keys(email)
+    driver.find_element(By.NAME, "password").send_keys(old)
+    driver.find_element(By.CSS_SELECTOR, "form button[type=submit]:not([formaction])").click()
+    wait_title(driver, "Allow access?")
+    driver.find_element(By.CSS_SELECTOR, "form[action='/consent'] button[value='allow']").click()
+    record = code_at_callback(callback, driver, earlier)
+    elsewhere = assert_tokens(op.redeem_code(web_client, record.params["code"], earlier.verifier, earlier.redirect_uri))
+    assert "refresh_token" in elsewhere
+    driver.delete_all_cookies()
+
+    flow = Flow(op, web_client, web_client.redirect_uri)
+    before = len(sink.to(email))
+    forgot_password(driver, flow.url, email)
+    wait_title(driver, "Reset your password")
+    body = driver.find_element(By.TAG_NAME, "body").text
+    assert "we sent a code to reset its password to" in body and email not in body, body
+    shot(driver, artifacts, "14-reset-code")
+    mail = sink.next_to(email, before)
+    code = mail.code()
+    assert code, mail.text
+
+    field = driver.find_element(By.NAME, "code")
+    field.send_keys("00000000" if code != "00000000" else "11111111")
+    driver.find_element(By.CSS_SELECTOR, "form[action='/login/reset/verify'] button[type=submit]:not([formaction])").click()
+    WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.ID, "form-error"))
+    assert driver.find_element(By.ID, "form-error").text == "The code is not right. Attempts left: 4."
+    field = driver.find_element(By.NAME, "code")
+    field.clear()
+    field.send_keys(code)
+    driver.find_element(By.CSS_SELECTOR, "form[action='/login/reset/verify'] button[type=submit]:not([formaction])").click()
+
+    wait_title(driver, "Choose a new password")
+    password = driver.find_element(By.NAME, "password")
+    assert password.get_attribute("autocomplete") == "new-password"
+    assert driver.find_element(By.NAME, "username").get_attribute("value") == email  # for the password manager
+    shot(driver, artifacts, "15-new-password")
+    password.send_keys("password1")
+    driver.find_element(By.CSS_SELECTOR, "form[action='/login/reset/password'] button[type=submit]").click()
+    WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.ID, "form-error"))
+    assert driver.find_element(By.ID, "form-error").text.startswith("This is one of the most common passwords")
+    password = driver.find_element(By.NAME, "password")
+    assert password.get_attribute("aria-invalid") == "true" and password.get_attribute("value") == ""  # never typed back
+    driver.set_window_size(390, 844)
+    shot(driver, artifacts, "16-new-password-refused-phone")
+    driver.set_window_size(900, 1000)
+
+    password.send_keys(new)
+    driver.find_element(By.CSS_SELECTOR, "form[action='/login/reset/password'] button[type=submit]").click()
+    record = code_at_callback(callback, driver, flow)  # consent was given at the earlier sign-in
+    tokens = assert_tokens(op.redeem_code(web_client, record.params["code"], flow.verifier, flow.redirect_uri))
+    claims = op.verify_id_token(tokens["id_token"], web_client, nonce=flow.nonce, access_token=tokens["access_token"])
+    assert claims["email"] == email and sorted(claims.get("amr", [])) == ["otp", "pwd"], claims
+    assert any(m.subject for m in sink.to(email)[before + 1:]), "no notice that the password changed"
+    assert op.refresh(web_client, elsewhere["refresh_token"]).status_code == 400, "the old password's sign-in outlived the reset"
+    driver.delete_all_cookies()
+
+    # The old password no longer opens the account; the new one does.
+    for typed, works in ((old, False), (new, True)):
+        again = Flow(op, web_client, web_client.redirect_uri)
+        driver.get(again.url)
+        wait_title(driver, "Sign in")
+        driver.find_element(By.NAME, "email").send_keys(email)
+        driver.find_element(By.NAME, "password").send_keys(typed)
+        driver.find_element(By.CSS_SELECTOR, "form button[type=submit]:not([formaction])").click()
+        if works:
+            code_at_callback(callback, driver, again)
+        else:
+            WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.ID, "form-error"))
+            assert driver.find_element(By.ID, "form-error").text == "The email or password is incorrect."
+        driver.delete_all_cookies()
+
+
+def test_browser_forgot_password_for_an_unknown_address_looks_the_same_and_sends_nothing(op, driver, artifacts, sink, app_client):
+    email = unique("nobody")
+    flow = Flow(op, app_client, app_client.redirect_uris[1])
+    forgot_password(driver, flow.url + "&ui_locales=ru", email, login_title="Вход")
+    wait_title(driver, "Сброс пароля")
+    assert driver.find_element(By.CSS_SELECTOR, "html").get_attribute("lang") == "ru"
+    shot(driver, artifacts, "17-reset-code-ru")
+    field = driver.find_element(By.NAME, "code")
+    field.send_keys("12345678")
+    driver.find_element(By.CSS_SELECTOR, "form[action='/login/reset/verify'] button[type=submit]:not([formaction])").click()
+    WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.ID, "form-error"))
+    assert driver.find_element(By.ID, "form-error").text.startswith("Неверный код"), driver.find_element(By.ID, "form-error").text
+    time.sleep(1)
+    assert sink.to(email) == [], "a mail went to an address without an account"
+    driver.delete_all_cookies()
+
+
+def test_browser_forgot_password_without_an_address_asks_for_one(op, driver, app_client):
+    flow = Flow(op, app_client, app_client.redirect_uris[1])
+    forgot_password(driver, flow.url, "")
+    WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.ID, "form-error"))
+    assert driver.title.startswith("Sign in")
+    assert "email" in driver.find_element(By.ID, "form-error").text.lower()
+    driver.delete_all_cookies()
+
+
+# ---------------------------------------------------------------------------
+# The hosted sign-up: the native API's sign-up flow, as pages
+
+
+def type_into(driver, name: str, value: str) -> None:
+    field = driver.find_element(By.NAME, name)
+    field.clear()
+    field.send_keys(value)
+
+
+def submit(driver, action: str) -> None:
+    driver.find_element(By.CSS_SELECTOR, f"form[action='{action}'] button[type=submit]:not([formaction])").click()
+
+
+def field_error(driver, name: str) -> str:
+    WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.ID, f"attribute-{name}-error"))
+    field = driver.find_element(By.ID, f"attribute-{name}")
+    assert field.get_attribute("aria-invalid") == "true" and field.get_attribute("aria-describedby") == f"attribute-{name}-error"
+    return driver.find_element(By.ID, f"attribute-{name}-error").text
+
+
+def test_browser_sign_up_from_the_login_page_creates_the_account_on_the_last_page(op, driver, artifacts, sink, callback, web_client,
+                                                                                 setup):
+    email = unique("joiner")
+    flow = Flow(op, web_client, web_client.redirect_uri, scope="openid email profile")
+    driver.get(flow.url)
+    wait_title(driver, "Sign in")
+    shot(driver, artifacts, "18-login-with-sign-up")
+    driver.find_element(By.NAME, "email").send_keys(email)
+    driver.find_element(By.CSS_SELECTOR, "button[formaction='/signup']").click()
+    wait_title(driver, "Create your account")
+    assert driver.find_element(By.NAME, "email").get_attribute("value") == email  # carried from the login page
+    shot(driver, artifacts, "19-sign-up")
+    before = len(sink.to(email))
+    submit(driver, "/signup")
+
+    wait_title(driver, "Confirm your email")
+    shot(driver, artifacts, "20-sign-up-code")
+    code = sink.next_to(email, before).code()
+    assert code
+    type_into(driver, "code", code)
+    submit(driver, "/signup/verify")
+
+    wait_title(driver, "Choose a password")
+    type_into(driver, "password", "short")
+    submit(driver, "/signup/password")
+    WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.ID, "form-error"))
+    assert driver.find_element(By.ID, "form-error").text == "The password needs at least 8 characters."
+    type_into(driver, "password", "a long and fresh passphrase")
+    submit(driver, "/signup/password")
+
+    wait_title(driver, "A few details")
+    labels = [label.text for label in driver.find_elements(By.CSS_SELECTOR, "form label")]
+    assert labels == ["First name", "Last name (optional)"], labels
+    shot(driver, artifacts, "21-sign-up-details-1")
+    type_into(driver, "attribute_family_name", "Lovelace")
+    submit(driver, "/signup/attributes")
+    assert field_error(driver, "given_name") == "Fill this in."
+    assert driver.find_element(By.NAME, "attribute_family_name").get_attribute("value") == "Lovelace"  # kept
+    assert driver.switch_to.active_element.get_attribute("name") == "attribute_given_name"  # the first error has the focus
+    driver.set_window_size(390, 844)
+    shot(driver, artifacts, "22-sign-up-details-1-missing-phone")
+    driver.set_window_size(900, 1000)
+    type_into(driver, "attribute_given_name", "Ada")
+    submit(driver, "/signup/attributes")
+
+    wait_title(driver, "A few details")
+    assert driver.find_element(By.NAME, "attribute_birthdate").get_attribute("type") == "date"
+    # Nothing exists before the last page.
+    with pytest.raises(RuntimeError):
+        setup["cli"].run("users", "show", email)
+    type_into(driver, "attribute_city", "L0nd0n")
+    submit(driver, "/signup/attributes")
+    assert field_error(driver, "city").startswith("This value isn't accepted")
+    shot(driver, artifacts, "23-sign-up-details-2-invalid")
+    type_into(driver, "attribute_city", "London")
+    submit(driver, "/signup/attributes")
+
+    wait_title(driver, "Allow access?")
+    driver.find_element(By.CSS_SELECTOR, "form[action='/consent'] button[value='allow']").click()
+    record = code_at_callback(callback, driver, flow)
+    tokens = assert_tokens(op.redeem_code(web_client, record.params["code"], flow.verifier, flow.redirect_uri))
+    claims = op.verify_id_token(tokens["id_token"], web_client, nonce=flow.nonce, access_token=tokens["access_token"])
+    assert claims["email"] == email and claims["email_verified"] is True, claims
+    info = op.userinfo(tokens["access_token"]).json()
+    assert info["given_name"] == "Ada" and info["family_name"] == "Lovelace", info
+    profile = json.loads(setup["cli"].run("users", "show", email, "--json"))["profile"]
+    assert profile["address"] == {"locality": "London"} and "birthdate" not in profile, profile
+    driver.delete_all_cookies()
+
+    # The password chosen on the way signs in.
+    again = Flow(op, web_client, web_client.redirect_uri)
+    driver.get(again.url)
+    wait_title(driver, "Sign in")
+    type_into(driver, "email", email)
+    type_into(driver, "password", "a long and fresh passphrase")
+    driver.find_element(By.CSS_SELECTOR, "form button[type=submit]:not([formaction])").click()
+    code_at_callback(callback, driver, again)
+    driver.delete_all_cookies()
+
+
+def test_browser_prompt_create_opens_the_sign_up_page_and_an_existing_address_learns_nothing(op, driver, artifacts, sink, app_client,
+                                                                                            setup):
+    taken = unique("taken")
+    setup["cli"].run("users", "add", taken, "--json")
+    flow = Flow(op, app_client, app_client.redirect_uris[1])
+    driver.get(flow.url + "&prompt=create&ui_locales=ru&login_hint=" + taken)
+    wait_title(driver, "Создание учётной записи")
+    assert driver.find_element(By.NAME, "email").get_attribute("value") == taken  # login_hint
+    shot(driver, artifacts, "24-sign-up-ru")
+    before = len(sink.to(taken))
+    submit(driver, "/signup")
+    wait_title(driver, "Подтвердите адрес")  # the same page as for a new address
+    notice = sink.next_to(taken, before)
+    assert notice.code() is None, "an account's address got a sign-up code"
+    type_into(driver, "code", "12345678")
+    submit(driver, "/signup/verify")
+    WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.ID, "form-error"))
+    assert driver.title.startswith("Подтвердите адрес")
+    driver.delete_all_cookies()
+
+    # "I have an account": back to the login page of the same request.
+    driver.get(flow.url + "&prompt=create")
+    wait_title(driver, "Create your account")
+    driver.find_element(By.CSS_SELECTOR, "button[formaction='/signup/signin']").click()
+    wait_title(driver, "Sign in")
+    driver.delete_all_cookies()
+
+
+def test_discovery_says_prompt_create(op):
+    assert "create" in op.config["prompt_values_supported"]

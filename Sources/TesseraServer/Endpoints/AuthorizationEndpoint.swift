@@ -120,6 +120,11 @@ struct AuthorizationEndpoint {
                 return Responses.html(html, scriptNonce: nonce, formTargets: [target.redirectURI])
             }
         case .login(let interaction, let authorization, let client):
+            if authorization.prompt.contains("create") {
+                return SignUpPages(services: services).firstPage(authorization, client: client, interaction: interaction, request: request,
+                                                                 language: language(for: request, locales: authorization.uiLocales),
+                                                                 email: nil, message: nil, status: .ok)
+            }
             return loginPage(authorization, client: client, interaction: interaction, request: request,
                              email: authorization.loginHint, message: nil, status: .ok)
         case .consent(let interaction, let authorization, let client, let user, let scopes, let essential):
@@ -138,6 +143,7 @@ struct AuthorizationEndpoint {
         let html = pages.login(language: language(for: request, locales: authorization.uiLocales), clientName: client.name,
                                interaction: interaction, csrf: csrf, email: email, message: message,
                                linkAction: EmailLinkEndpoints.loginPath, codeAction: LoginCodeEndpoints.startPath,
+                               resetAction: PasswordResetPages.startPath, signUpAction: SignUpPages.startPath,
                                providers: services.federation.loginProviders)
         var response = Responses.html(html, status: status,
                                       formTargets: [authorization.redirectURI] + services.federation.ordered.map(\.authorizationOrigin))

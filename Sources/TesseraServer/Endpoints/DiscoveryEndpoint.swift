@@ -31,7 +31,7 @@ struct DiscoveryEndpoint {
         metadata.claimsSupported = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "azp", "sid", "at_hash", "ds_hash", "acr"]
             + ScopeCatalogue.claimsSupported.filter { $0 != "sub" }
         metadata.claimTypesSupported = ["normal"]
-        metadata.promptValuesSupported = ["none", "login", "consent", "select_account"]
+        metadata.promptValuesSupported = ["none", "login", "consent", "select_account", "create"]
         metadata.uiLocalesSupported = PageLanguage.allCases.map(\.rawValue)
         metadata.claimsParameterSupported = true
         metadata.requestParameterSupported = false

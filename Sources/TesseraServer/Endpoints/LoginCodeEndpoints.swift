@@ -90,12 +90,23 @@ struct LoginCodeEndpoints {
     }
 
     func codePage(_ step: Step, token: String, target: String, codeLength: Int, message: String?, status: HTTPResponse.Status) -> Response {
-        let (csrf, cookie) = services.csrf.token(for: step.request)
         let settings = services.configuration.nativeAuth
-        let html = services.pages.signInCode(language: step.language, clientName: step.client.name, interaction: step.interaction,
-                                             csrf: csrf, flow: token, target: target, codeLength: codeLength,
-                                             minutes: Int((settings.codeLifetime + 59) / 60), message: message)
-        var response = Responses.html(html, status: status, formTargets: [step.authorization.redirectURI])
+        return page(step, status: status) { csrf in
+            services.pages.signInCode(language: step.language, clientName: step.client.name, interaction: step.interaction,
+                                      csrf: csrf, flow: token, target: target, codeLength: codeLength,
+                                      minutes: Int((settings.codeLifetime + 59) / 60), message: message)
+        }
+    }
+
+    /// A page of a flow (this one, a reset, a sign-up): `html` gets the form's CSRF token; the
+    /// page may post to the client's redirect URI (its Content-Security-Policy says so).
+    func page(_ step: Step, status: HTTPResponse.Status, _ html: (String) -> String) -> Response {
+        page(step.request, status: status, formTarget: step.authorization.redirectURI, html)
+    }
+
+    func page(_ request: Request, status: HTTPResponse.Status, formTarget: String, _ html: (String) -> String) -> Response {
+        let (csrf, cookie) = services.csrf.token(for: request)
+        var response = Responses.html(html(csrf), status: status, formTargets: [formTarget])
         if let cookie { response.setCookie(cookie) }
         return response
     }

@@ -25,6 +25,12 @@ extension PageLanguage {
         case emailMeACode, codeTitle, codeSentTo, codeValidFor, codeLabel, codeResend, codeWrong, codeWrongLeft, codeUsedUp
         case codeExpired, codeStartOver, codeResendWait, codeThrottled, noAccount
         case unavailableTitle, unavailable
+        case forgotPassword, resetTitle, resetCodeSentTo, resetContinue, resetStartOver
+        case newPasswordTitle, newPasswordIntro, newPasswordLabel, newPasswordSubmit
+        case passwordTooShort, passwordTooLong, passwordBanned, passwordTooWeak
+        case createAccount, signUpTitle, signUpIntro, haveAccount, signUpCodeTitle, signUpCodeSentTo, signUpPasswordTitle
+        case signUpPasswordIntro, signUpDetailsTitle, signUpDetailsIntro, signUpSubmit, optional, accountExists, attributeRequired
+        case attributeInvalid, formHasErrors, signUpStartOver
     }
 
     static let english: [Key: String] = [
@@ -89,6 +95,27 @@ extension PageLanguage {
         .codeResendWait: "A code was sent a moment ago. You can ask for another in {seconds} s.",
         .codeThrottled: "Too many codes were sent to this address. Wait a while, or sign in with your password.",
         .noAccount: "No account has this email address.",
+        .forgotPassword: "Forgot your password?", .resetTitle: "Reset your password",
+        .resetCodeSentTo: "If this address has an account, we sent a code to reset its password to",
+        .resetContinue: "Continue", .resetStartOver: "This reset has expired. Enter your email address and press “Forgot your password?” again.",
+        .newPasswordTitle: "Choose a new password",
+        .newPasswordIntro: "At least {min} characters. Once it is set, every other session of this account is signed out.",
+        .newPasswordLabel: "New password", .newPasswordSubmit: "Set the password and continue",
+        .passwordTooShort: "The password needs at least {min} characters.",
+        .passwordTooLong: "The password can have at most {max} characters.",
+        .passwordBanned: "This is one of the most common passwords, which attackers try first. Choose another.",
+        .passwordTooWeak: "The password can't be your email address, its name part or a simple pattern. Choose another.",
+        .createAccount: "Create an account", .signUpTitle: "Create your account",
+        .signUpIntro: "We'll send a code to this address to confirm it is yours.", .haveAccount: "I have an account: sign in",
+        .signUpCodeTitle: "Confirm your email", .signUpCodeSentTo: "We sent a code to",
+        .signUpPasswordTitle: "Choose a password",
+        .signUpPasswordIntro: "At least {min} characters. You'll sign in with your email address and this password.",
+        .signUpDetailsTitle: "A few details", .signUpDetailsIntro: "The app you are signing up to asks for these.",
+        .signUpSubmit: "Create the account", .optional: "optional",
+        .accountExists: "An account with this address exists already. Sign in, or reset its password if you forgot it.",
+        .attributeRequired: "Fill this in.", .attributeInvalid: "This value isn't accepted: it {reason}.",
+        .formHasErrors: "Some fields need your attention: see below.",
+        .signUpStartOver: "This sign-up has expired. Enter your email address to start again.",
     ]
 
     static let russian: [Key: String] = [
@@ -153,6 +180,41 @@ extension PageLanguage {
         .codeResendWait: "Код только что отправлен. Новый можно запросить через {seconds} с.",
         .codeThrottled: "На этот адрес отправлено слишком много кодов. Подождите или войдите с паролем.",
         .noAccount: "Нет учётной записи с таким адресом.",
+        .forgotPassword: "Забыли пароль?", .resetTitle: "Сброс пароля",
+        .resetCodeSentTo: "Если у этого адреса есть учётная запись, мы отправили код для сброса пароля на",
+        .resetContinue: "Продолжить", .resetStartOver: "Время для сброса истекло. Введите адрес и снова нажмите «Забыли пароль?».",
+        .newPasswordTitle: "Придумайте новый пароль",
+        .newPasswordIntro: "Не короче {min} символов. Когда он будет сохранён, все остальные сеансы этой учётной записи завершатся.",
+        .newPasswordLabel: "Новый пароль", .newPasswordSubmit: "Сохранить пароль и продолжить",
+        .passwordTooShort: "Пароль должен быть не короче {min} символов.",
+        .passwordTooLong: "Пароль должен быть не длиннее {max} символов.",
+        .passwordBanned: "Это один из самых распространённых паролей, их подбирают первыми. Выберите другой.",
+        .passwordTooWeak: "Пароль не может совпадать с адресом почты, его частью до @ или быть простой последовательностью. Выберите другой.",
+        .createAccount: "Создать учётную запись", .signUpTitle: "Создание учётной записи",
+        .signUpIntro: "Мы отправим на этот адрес код, чтобы убедиться, что он ваш.", .haveAccount: "У меня есть учётная запись: войти",
+        .signUpCodeTitle: "Подтвердите адрес", .signUpCodeSentTo: "Мы отправили код на адрес",
+        .signUpPasswordTitle: "Придумайте пароль",
+        .signUpPasswordIntro: "Не короче {min} символов. Вы будете входить по адресу почты и этому паролю.",
+        .signUpDetailsTitle: "Ещё немного о вас", .signUpDetailsIntro: "Приложение, в котором вы регистрируетесь, просит эти данные.",
+        .signUpSubmit: "Создать учётную запись", .optional: "необязательно",
+        .accountExists: "Учётная запись с этим адресом уже есть. Войдите или сбросьте пароль, если забыли его.",
+        .attributeRequired: "Заполните это поле.", .attributeInvalid: "Значение не подходит. Проверьте его.",
+        .formHasErrors: "Проверьте поля ниже.",
+        .signUpStartOver: "Время регистрации истекло. Введите адрес электронной почты, чтобы начать заново.",
+    ]
+
+    /// A sign-up attribute's label: the claim's name in this language, or the attribute's name.
+    public func label(_ attribute: SignUpAttribute) -> String {
+        Self.claimLabels[attribute.claim].map { self == .ru ? $0.1 : $0.0 } ?? attribute.name
+    }
+
+    static let claimLabels: [String: (String, String)] = [
+        "name": ("Full name", "Полное имя"), "given_name": ("First name", "Имя"), "family_name": ("Last name", "Фамилия"),
+        "middle_name": ("Middle name", "Отчество"), "nickname": ("Nickname", "Псевдоним"), "birthdate": ("Date of birth", "Дата рождения"),
+        "gender": ("Gender", "Пол"), "phone_number": ("Phone number", "Номер телефона"), "job_title": ("Job title", "Должность"),
+        "website": ("Website", "Сайт"), "zoneinfo": ("Time zone", "Часовой пояс"), "locale": ("Language", "Язык"),
+        "address.locality": ("City", "Город"), "address.country": ("Country", "Страна"), "address.postal_code": ("Postal code", "Почтовый индекс"),
+        "address.region": ("Region", "Регион"), "address.street_address": ("Street address", "Улица, дом"),
     ]
 
     /// How a scope is described on the consent page: the catalogue's words, or the scope

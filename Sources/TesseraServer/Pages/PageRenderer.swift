@@ -26,8 +26,8 @@ public struct PageRenderer: Sendable {
 
     /// `linkAction`: where "email me a link" posts, when the page offers it.
     func login(language: PageLanguage, title: String? = nil, action: String = "/login", clientName: String?, interaction: String?, csrf: String,
-               email: String?, message: String?, linkAction: String? = nil, codeAction: String? = nil,
-               providers: [LoginProvider] = []) -> String {
+               email: String?, message: String?, linkAction: String? = nil, codeAction: String? = nil, resetAction: String? = nil,
+               signUpAction: String? = nil, providers: [LoginProvider] = []) -> String {
         render("login", [
             "providers": providers.map { ["id": $0.id, "type": $0.type, "label": language.text(.continueWith) + " " + $0.name,
                                           "interaction": interaction ?? "", "csrf": csrf] as [String: Any] },
@@ -36,6 +36,8 @@ public struct PageRenderer: Sendable {
             "emailLabel": language.text(.email), "passwordLabel": language.text(.password), "submit": language.text(.signIn),
             "linkAction": linkAction ?? "", "or": language.text(.or), "emailLink": language.text(.emailMeALink),
             "codeAction": codeAction ?? "", "emailCode": language.text(.emailMeACode),
+            "resetAction": resetAction ?? "", "forgotPassword": language.text(.forgotPassword),
+            "signUpAction": signUpAction ?? "", "createAccount": language.text(.createAccount),
         ], language: language)
     }
 
@@ -43,13 +45,87 @@ public struct PageRenderer: Sendable {
     /// `flow` is the sign-in flow's continuation token, which the form carries to the next step.
     func signInCode(language: PageLanguage, clientName: String, interaction: String, csrf: String, flow: String, target: String,
                     codeLength: Int, minutes: Int, message: String?) -> String {
+        code(.init(title: .codeTitle, sentTo: .codeSentTo, submit: .signIn, verifyAction: LoginCodeEndpoints.verifyPath,
+                   resendAction: LoginCodeEndpoints.resendPath),
+             language: language, clientName: clientName, interaction: interaction, csrf: csrf, flow: flow, target: target,
+             codeLength: codeLength, minutes: minutes, message: message)
+    }
+
+    /// What a code page is for: its words and where it posts.
+    struct CodePurpose {
+        var title: PageLanguage.Key
+        var sentTo: PageLanguage.Key
+        var submit: PageLanguage.Key
+        var verifyAction: String
+        var resendAction: String
+    }
+
+    /// A code step (a sign-in's, a password reset's): where the code went, the field for it,
+    /// and a new code.
+    func code(_ purpose: CodePurpose, language: PageLanguage, clientName: String, interaction: String, csrf: String, flow: String,
+              target: String, codeLength: Int, minutes: Int, message: String?, username: String? = nil) -> String {
         render("code", [
-            "title": language.text(.codeTitle), "signInTo": language.text(.signInTo), "clientName": clientName,
-            "sentTo": language.text(.codeSentTo), "target": target,
+            "username": username ?? "",
+            "title": language.text(purpose.title), "signInTo": language.text(.signInTo), "clientName": clientName,
+            "sentTo": language.text(purpose.sentTo), "target": target,
             "validFor": language.text(.codeValidFor).replacingOccurrences(of: "{minutes}", with: String(minutes)),
             "interaction": interaction, "csrf": csrf, "flow": flow, "message": message ?? "", "codeLength": codeLength,
-            "codeLabel": language.text(.codeLabel), "submit": language.text(.signIn), "resend": language.text(.codeResend),
-            "verifyAction": LoginCodeEndpoints.verifyPath, "resendAction": LoginCodeEndpoints.resendPath,
+            "codeLabel": language.text(.codeLabel), "submit": language.text(purpose.submit), "resend": language.text(.codeResend),
+            "verifyAction": purpose.verifyAction, "resendAction": purpose.resendAction,
+        ], language: language)
+    }
+
+    /// A password reset's last step: the new password, with the policy's length and what
+    /// was wrong with the last one typed (never the password itself).
+    func newPassword(language: PageLanguage, clientName: String, interaction: String, csrf: String, flow: String, email: String,
+                     minimumLength: Int, message: String?, signUp: Bool = false) -> String {
+        render("newpassword", [
+            "title": language.text(signUp ? .signUpPasswordTitle : .newPasswordTitle), "signInTo": language.text(.signInTo),
+            "clientName": clientName,
+            "intro": language.text(signUp ? .signUpPasswordIntro : .newPasswordIntro).replacingOccurrences(of: "{min}", with: String(minimumLength)),
+            "interaction": interaction, "csrf": csrf, "flow": flow, "email": email, "message": message ?? "",
+            "passwordLabel": language.text(signUp ? .password : .newPasswordLabel),
+            "submit": language.text(signUp ? .resetContinue : .newPasswordSubmit),
+            "minimumLength": minimumLength, "action": signUp ? SignUpPages.passwordPath : PasswordResetPages.passwordPath,
+        ], language: language)
+    }
+
+    /// Sign-up's first step: the address (and where to sign in instead).
+    func signUp(language: PageLanguage, clientName: String, interaction: String, csrf: String, email: String?, message: String?) -> String {
+        render("signup", [
+            "title": language.text(.signUpTitle), "signInTo": language.text(.signInTo), "clientName": clientName,
+            "intro": language.text(.signUpIntro), "interaction": interaction, "csrf": csrf, "email": email ?? "", "message": message ?? "",
+            "emailLabel": language.text(.email), "submit": language.text(.resetContinue), "action": SignUpPages.startPath,
+            "signInAction": SignUpPages.signInPath, "haveAccount": language.text(.haveAccount),
+        ], language: language)
+    }
+
+    /// One field of a sign-up attribute page.
+    struct AttributeField {
+        var name: String
+        var label: String
+        /// `text`, `date`, `number` or `checkbox`.
+        var type: String
+        var required: Bool
+        var value: String
+        var error: String?
+    }
+
+    /// Sign-up's attribute page: the fields of one page of the configured attributes, each
+    /// error next to its field (the first error focused), what was typed kept.
+    func signUpAttributes(language: PageLanguage, clientName: String, interaction: String, csrf: String, flow: String, page: Int,
+                          fields: [AttributeField], message: String?) -> String {
+        let firstError = fields.firstIndex { $0.error != nil }
+        return render("signupattributes", [
+            "title": language.text(.signUpDetailsTitle), "signInTo": language.text(.signInTo), "clientName": clientName,
+            "intro": language.text(.signUpDetailsIntro), "interaction": interaction, "csrf": csrf, "flow": flow, "message": message ?? "",
+            "page": String(page),
+            "submit": language.text(.signUpSubmit), "action": SignUpPages.attributesPath, "optional": language.text(.optional),
+            "fields": fields.enumerated().map { index, field in
+                ["id": "attribute-" + field.name, "name": SignUpPages.fieldPrefix + field.name, "label": field.label, "type": field.type,
+                 "checkbox": field.type == "checkbox", "checked": field.value == "true", "required": field.required, "value": field.value,
+                 "error": field.error ?? "", "autofocus": index == (firstError ?? 0)] as [String: Any]
+            },
         ], language: language)
     }
 

@@ -64,7 +64,8 @@ struct AuthorizationDraft {
 }
 
 extension Authorizer {
-    static let knownPrompts: Set<String> = ["none", "login", "consent", "select_account"]
+    /// `create`: OpenID Connect's "Initiating User Registration" (the sign-up page is shown).
+    static let knownPrompts: Set<String> = ["none", "login", "consent", "select_account", "create"]
     /// Parameters that must not repeat (RFC 6749 §3.1).
     static let singleParameters = ["client_id", "redirect_uri", "response_type", "response_mode", "scope", "state", "nonce",
                                    "code_challenge", "code_challenge_method", "prompt", "max_age", "login_hint",

@@ -53,7 +53,8 @@ package struct InteractionPolicy: Sendable {
 
     /// Why `signIn` can't answer `request`, or nil when it can (OpenID Connect Core §3.1.2.1):
     /// the account is disabled; the request asks for a new sign-in (`prompt=login` or
-    /// `select_account`) or one more recent than `max_age`, and this one was not made for it;
+    /// `select_account`), for a new account (`prompt=create`, OpenID Connect's "Initiating User
+    /// Registration") or for one more recent than `max_age`, and this one was not made for it;
     /// or it is for another user (`id_token_hint`, `claims`).
     package func reauthentication(_ request: AuthorizationRequest, client: Client, signIn: SignIn) -> String? {
         if signIn.user.isDisabled { return "The account is disabled." }
@@ -61,6 +62,7 @@ package struct InteractionPolicy: Sendable {
             if request.prompt.contains("login") || request.prompt.contains("select_account") {
                 return "The request asks for a new sign-in (prompt=\(request.prompt.joined(separator: " ")))."
             }
+            if request.prompt.contains("create") { return "The request asks to create an account (prompt=create)." }
             if let maxAge = request.maxAge, clock.now() - signIn.authTime >= maxAge {
                 return "The sign-in is older than the request's max_age."
             }
