@@ -47,7 +47,8 @@ public struct AuthRequest: Sendable, Equatable, Codable {
     /// `response_mode` (OAuth 2.0 Multiple Response Type Encoding Practices §2.1): `nil` for the
     /// default `query`, or `fragment`. Apps can't receive `form_post`.
     public var responseMode: String?
-    /// `prompt` (OpenID Connect Core §3.1.2.1): `none`, `login`, `consent`, `select_account`.
+    /// `prompt` (OpenID Connect Core §3.1.2.1): `none`, `login`, `consent`, `select_account`; `create` opens the
+    /// hosted sign-up page instead of the login page (OpenID Connect Initiating User Registration).
     public var prompt: String?
     /// `login_hint`: the email to prefill on the login page.
     public var loginHint: String?
