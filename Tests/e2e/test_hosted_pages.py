@@ -214,8 +214,8 @@ def test_login_page_in_russian(op, first_client, how):
         result = login_page(agent, first_client)
     page = result.page
     assert page.title.startswith("Вход"), page.title
-    assert [text for _, _, text in page.form(action="/login").buttons] == ["Войти", "Прислать ссылку для входа",
-                                                                           "Прислать код на почту"]
+    assert [text for _, _, text in page.form(action="/login").buttons] == ["Войти", "Забыли пароль?", "Создать учётную запись",
+                                                                           "Прислать ссылку для входа", "Прислать код на почту"]
     assert "Пароль" in page.text
 
 
