@@ -65,6 +65,19 @@ struct AdminCommandError: Error, CustomStringConvertible {
 struct RemoteAdmin: AdminOperations {
     let server: String
     let transport = AsyncHTTPClientTransport()
+    /// One access token for the command's calls (`users update` makes up to four), fetched at the first.
+    let tokens = TokenCache()
+
+    actor TokenCache {
+        var token: String?
+
+        func token(_ fetch: @Sendable () async throws -> String) async throws -> String {
+            if let token { return token }
+            let fetched = try await fetch()
+            token = fetched
+            return fetched
+        }
+    }
 
     // MARK: The operations
 
@@ -170,7 +183,7 @@ struct RemoteAdmin: AdminOperations {
             throw AdminCommandError("--server needs the admin client's credentials in \(AdminTarget.clientIDVariable) and \(AdminTarget.clientSecretVariable)")
         }
         let base = try Self.base(of: server)
-        let token = try await self.token(base: base, clientID: id, secret: secret)
+        let token = try await tokens.token { try await self.token(base: base, clientID: id, secret: secret) }
         var components = URLComponents(string: base + "/admin/v1")
         components?.percentEncodedPath += path
         let items = query.compactMap { name, value in value.map { URLQueryItem(name: name, value: $0) } }.sorted { $0.name < $1.name }

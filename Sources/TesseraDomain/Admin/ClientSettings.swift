@@ -396,8 +396,7 @@ extension ClientSetting {
             let flag: String = switch setting.kind {
             case .toggle: "`--\(setting.flag)` [`true`\\|`false`]"
             case .choice(_, let value): "`--\(setting.flag)` (\(setting.member) \(value))"
-            case .list, .androidApps: "`--\(setting.flag)` (repeatable)"
-            case .scope: "`--\(setting.flag)` (repeatable)"
+            case .list, .androidApps, .scope: "`--\(setting.flag)` (repeatable)"
             case .keys: "`--\(setting.flag) FILE`"
             default: "`--\(setting.flag)`"
             }

@@ -119,12 +119,18 @@ struct LoginCodeEndpoints {
     /// A failed code step: the code page again while the flow can go on (a wrong or expired
     /// code, a resend too soon), else the login page to start over.
     func failurePage(_ step: Step, token: String, failure: FlowFailure) -> Response {
+        guard Self.keepsCodePage(failure) else { return loginPage(step, email: nil, failure: failure) }
+        return codePage(step, token: token, target: step.form["target"] ?? "", codeLength: services.configuration.nativeAuth.codeLength,
+                        message: Self.text(failure, step.language), status: Self.status(failure))
+    }
+
+    /// Whether a failed code step leaves the flow able to go on, so the code page is shown
+    /// again (a wrong or expired code, a new code asked for too soon, a busy server): the code
+    /// pages of the sign-in, the password reset and the sign-up all ask this.
+    static func keepsCodePage(_ failure: FlowFailure) -> Bool {
         switch failure {
-        case .wrongCode, .codeExpired, .tooManyWrongCodes, .resendTooSoon, .tooManyCodes, .busy:
-            return codePage(step, token: token, target: step.form["target"] ?? "", codeLength: services.configuration.nativeAuth.codeLength,
-                            message: Self.text(failure, step.language), status: Self.status(failure))
-        default:
-            return loginPage(step, email: nil, failure: failure)
+        case .wrongCode, .codeExpired, .tooManyWrongCodes, .resendTooSoon, .tooManyCodes, .busy: true
+        default: false
         }
     }
 

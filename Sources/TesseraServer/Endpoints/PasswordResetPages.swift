@@ -118,13 +118,9 @@ struct PasswordResetPages {
     /// A failed code step: the code page again while the reset can go on (a wrong or expired
     /// code, a resend too soon), else the login page to start over.
     func failurePage(_ step: LoginCodeEndpoints.Step, token: String, failure: FlowFailure) -> Response {
-        switch failure {
-        case .wrongCode, .codeExpired, .tooManyWrongCodes, .resendTooSoon, .tooManyCodes, .busy:
-            return codePage(step, token: token, target: step.form["target"] ?? "", message: LoginCodeEndpoints.text(failure, step.language),
-                            status: LoginCodeEndpoints.status(failure))
-        default:
-            return startOver(step, failure: failure)
-        }
+        guard LoginCodeEndpoints.keepsCodePage(failure) else { return startOver(step, failure: failure) }
+        return codePage(step, token: token, target: step.form["target"] ?? "", message: LoginCodeEndpoints.text(failure, step.language),
+                        status: LoginCodeEndpoints.status(failure))
     }
 
     /// The login page, saying why the reset can't go on.

@@ -63,13 +63,7 @@ struct SignUpPages {
         do {
             return try await next(step, signUp.submitCode(token: token, code: step.form["code"] ?? "", caller: step.caller))
         } catch let failure as FlowFailure {
-            switch failure {
-            case .wrongCode, .codeExpired, .tooManyWrongCodes, .busy:
-                return codePage(step, token: token, target: step.form["target"] ?? "", message: LoginCodeEndpoints.text(failure, step.language),
-                                status: LoginCodeEndpoints.status(failure))
-            default:
-                return startOver(step, failure)
-            }
+            return failurePage(step, token: token, failure: failure)
         }
     }
 
@@ -78,13 +72,7 @@ struct SignUpPages {
         do {
             return try await next(step, signUp.challenge(token: token, challenges: [.oob], caller: step.caller))
         } catch let failure as FlowFailure {
-            switch failure {
-            case .resendTooSoon, .tooManyCodes, .busy:
-                return codePage(step, token: token, target: step.form["target"] ?? "", message: LoginCodeEndpoints.text(failure, step.language),
-                                status: LoginCodeEndpoints.status(failure))
-            default:
-                return startOver(step, failure)
-            }
+            return failurePage(step, token: token, failure: failure)
         }
     }
 
@@ -215,6 +203,14 @@ struct SignUpPages {
                                             flow: token, page: number, fields: fields,
                                             message: errors.isEmpty ? nil : step.language.text(.formHasErrors))
         }
+    }
+
+    /// A failed code step: the code page again while the sign-up can go on, else the sign-up
+    /// page to start over.
+    func failurePage(_ step: LoginCodeEndpoints.Step, token: String, failure: FlowFailure) -> Response {
+        guard LoginCodeEndpoints.keepsCodePage(failure) else { return startOver(step, failure) }
+        return codePage(step, token: token, target: step.form["target"] ?? "", message: LoginCodeEndpoints.text(failure, step.language),
+                        status: LoginCodeEndpoints.status(failure))
     }
 
     /// The sign-up page again, saying why the sign-up can't go on.
