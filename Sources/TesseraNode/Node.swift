@@ -28,7 +28,7 @@ public enum Node {
                                    logger: Logger,
                                    onReady: @escaping @Sendable (Provider, Int) async throws -> Void) throws -> some ApplicationProtocol {
         let state = NodeState(waitingFor: waitingFor?.reason)
-        let pages = try PageRenderer()
+        let pages = try PageRenderer(branding: configuration.branding)
         var services: [any Service] = [NodeService(configuration: configuration, initial: provider, state: state, logger: logger,
                                                    onReady: onReady)]
         if let port = configuration.metricsPort {

@@ -35,6 +35,7 @@ public func buildRouter(services: Services, readiness: @escaping @Sendable () as
     AdminConsole(services: services).register(on: router)
     if services.configuration.dev { DevEndpoints(services: services).register(on: router) }
     router.get(RouterPath(Templates.stylesheetPath)) { _, _ in Templates.stylesheetResponse() }
+    services.pages.brand.register(on: router)
     HealthEndpoints(readiness: readiness).register(on: router)
     return router
 }

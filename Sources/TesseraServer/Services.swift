@@ -108,7 +108,7 @@ public final class Services: Sendable {
                                                 tokenIssuer: tokenIssuer, deviceSessions: deviceSessions, clock: clock)
         userTokens = UserGrantTokens(issuer: tokenIssuer, users: store, grants: store, deviceSessions: deviceSessions, clock: clock)
         passwordSignIn = PasswordSignIn(users: store, passwords: passwords, limits: configuration.loginLimits, throttles: store, audit: audit, clock: clock)
-        pages = try PageRenderer()
+        pages = try PageRenderer(branding: configuration.branding)
         // One stored secret, a key of its own for each use: a MAC made for one can never pass as the other's.
         csrf = CSRF(key: Self.key(from: csrfSecret, for: "csrf-form-token"), secure: configuration.secureCookies)
         deviceCookies = DeviceCookies(key: Self.key(from: csrfSecret, for: "device-cookie"), secure: configuration.secureCookies)

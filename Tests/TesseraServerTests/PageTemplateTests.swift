@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TesseraCore
 import TesseraTestSupport
+import TesseraDomain
 @testable import TesseraServer
 
 /// The hosted pages' templates: every file is compiled in (a page the server renders but the
@@ -29,5 +30,48 @@ struct PageTemplateTests {
         let russian = try PageRenderer().newPassword(language: .ru, clientName: "Shop", interaction: "i", csrf: "c", flow: "f", email: "",
                                                      minimumLength: 8, message: nil)
         #expect(russian.contains("Придумайте новый пароль") && !russian.contains("aria-invalid"))
+    }
+
+    /// A folder of its own for a test's files.
+    func folder(_ files: [String: String]) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-pages-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        for (name, text) in files { try text.write(toFile: path + "/" + name, atomically: true, encoding: .utf8) }
+        return path
+    }
+
+    @Test("branding: the product name and logo in every page, a template of the pages folder in place of the built-in one")
+    func branding() throws {
+        var branding = Branding()
+        branding.productName = "Acme ID"
+        branding.accentColor = "#aa3300"
+        branding.logoFile = try folder(["logo.svg": "<svg xmlns='http://www.w3.org/2000/svg'/>"]) + "/logo.svg"
+        branding.pagesDirectory = try folder(["footer.mustache": "<footer>Acme · {{lang}}</footer></main></body></html>"])
+        let pages = try PageRenderer(branding: branding)
+        let html = pages.newPassword(language: .en, clientName: "Shop", interaction: "i", csrf: "c", flow: "f", email: "", minimumLength: 8,
+                                     message: nil)
+        #expect(html.contains("<title>Choose a new password · Acme ID</title>"))
+        #expect(html.contains(#"<img src="/assets/logo" alt="" class="logo">Acme ID"#))
+        #expect(html.contains(#"<link rel="stylesheet" href="/assets/brand.css">"#))
+        #expect(html.contains("<footer>Acme · en</footer>"))
+        #expect(pages.brand.stylesheet?.contains("--accent: #aa3300") == true && pages.brand.logo?.contentType == "image/svg+xml")
+        let plain = try PageRenderer().newPassword(language: .en, clientName: "Shop", interaction: "i", csrf: "c", flow: "f", email: "",
+                                                   minimumLength: 8, message: nil)
+        #expect(plain.contains("· Tessera</title>") && !plain.contains("brand.css") && !plain.contains("/assets/logo"))
+    }
+
+    @Test("branding refused at start, with the reason: an unknown template, one that doesn't compile, a logo of another kind")
+    func brandingRefused() throws {
+        func refusal(_ change: (inout Branding) throws -> Void) -> String? {
+            var branding = Branding()
+            do { try change(&branding); _ = try PageRenderer(branding: branding); return nil } catch let error as ConfigurationError {
+                return error.description
+            } catch { return "\(error)" }
+        }
+        #expect(refusal { $0.pagesDirectory = try folder(["logn.mustache": "x"]) }?.contains("logn.mustache is not a page template") == true)
+        #expect(refusal { $0.pagesDirectory = try folder(["login.mustache": "{{#open}} never closed"]) }?.contains("login.mustache does not compile") == true)
+        #expect(refusal { $0.pagesDirectory = "/no/such/folder" }?.contains("not a folder") == true)
+        #expect(refusal { $0.logoFile = try folder(["logo.gif": "GIF89a"]) + "/logo.gif" }?.contains(".png, .svg") == true)
+        #expect(refusal { $0.accentColor = "red" }?.contains("brand-color") == true)
     }
 }

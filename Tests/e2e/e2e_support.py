@@ -812,3 +812,18 @@ class CallbackServer:
 
 def query_url(base: str, params: dict | list) -> str:
     return base + ("&" if "?" in base else "?") + urlencode(params)
+
+
+def new_chromium(width: int = 900, height: int = 1000):
+    """Headless Chromium through chromedriver (both from Debian), English, at a desktop size."""
+    import shutil
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    options = webdriver.ChromeOptions()
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", f"--window-size={width},{height}",
+                     "--lang=en-US", "--disable-gpu", "--no-first-run", "--disable-extensions"):
+        options.add_argument(argument)
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    browser = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
+    browser.set_page_load_timeout(60)
+    return browser

@@ -86,6 +86,8 @@ public struct ServerConfiguration: Sendable {
     public var emailLinkLifetime: Int64 = 3600
     /// Identity providers users may sign in with (Sign in with Apple, OpenID providers).
     public var upstreamProviders: [UpstreamProviderSettings] = []
+    /// The operator's face on the hosted pages: a name, a logo, a colour, a stylesheet, templates.
+    public var branding = Branding()
 
     public init() {}
 
@@ -168,5 +170,32 @@ public struct NativeAuthSettings: Sendable, Equatable {
                               ("continuation-token-lifetime", continuationTokenLifetime)] where value <= 0 {
             throw ConfigurationError("\(name) must be positive")
         }
+    }
+}
+
+/// How the hosted pages look (docs/configuration.md, "Branding"). Files are read at start, and
+/// a template that does not compile stops the start with its name and the reason.
+public struct Branding: Sendable, Equatable {
+    /// Shown at the top of every page and in its title; nil: "Tessera".
+    public var productName: String?
+    /// The accent colour (buttons, links, focus rings): `#rgb` or `#rrggbb`.
+    public var accentColor: String?
+    /// A PNG, SVG, JPEG or WebP file shown above the product name (at most 256 KiB).
+    public var logoFile: String?
+    /// A CSS file served after the built-in stylesheet, so its rules win.
+    public var stylesheetFile: String?
+    /// A folder whose `NAME.mustache` files replace the built-in page templates of that name.
+    public var pagesDirectory: String?
+
+    public init() {}
+
+    /// The name pages show.
+    public var name: String { productName.flatMap { $0.isEmpty ? nil : $0 } ?? "Tessera" }
+}
+
+extension Branding {
+    /// `#rgb` or `#rrggbb`.
+    public static func isColor(_ text: String) -> Bool {
+        text.first == "#" && [4, 7].contains(text.count) && text.dropFirst().allSatisfy(\.isHexDigit)
     }
 }

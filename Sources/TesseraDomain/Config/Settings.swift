@@ -112,6 +112,26 @@ extension Setting {
                   + "certificate checks — unsafe, tests only. See [Email](#email)"),
         .text("mail-from", \.mailFrom, default: "`Tessera <no-reply@HOST>` (HOST from the issuer)", "Sender address of emails.",
               details: "sender of emails, `addr@domain` or `Name <addr@domain>`; also the envelope sender (`MAIL FROM`)"),
+        .text("product-name", \.branding.productName, default: "Tessera", "The name the hosted pages show.",
+              details: "the name at the top of every hosted page and in its title. See [branding](configuration.md#branding)"),
+        Setting(name: "brand-color", kind: .text, hasFlag: true, summary: "The pages' accent colour, #rgb or #rrggbb.",
+                details: "the hosted pages' accent colour (buttons, links, focus rings), `#rgb` or `#rrggbb`",
+                defaultText: "`#1f6f43`") { configuration, value in
+            guard value.isEmpty || Branding.isColor(value) else {
+                throw ConfigurationError("brand-color must be a colour such as #1f6f43 or #26a, not '\(value)'")
+            }
+            configuration.branding.accentColor = value.isEmpty ? nil : value
+        },
+        .text("logo", \.branding.logoFile, "A logo file (PNG, SVG, JPEG or WebP) for the hosted pages.",
+              details: "a PNG, SVG, JPEG or WebP file (at most 256 KiB) shown above the product name; the server serves it "
+                  + "itself at `/assets/logo`, so the pages' Content-Security-Policy stays `img-src 'self'`"),
+        .text("stylesheet", \.branding.stylesheetFile, "A CSS file for the hosted pages, after the built-in one.",
+              details: "a CSS file served at `/assets/brand.css` after the built-in stylesheet, so its rules win; the "
+                  + "built-in one's colours are CSS variables (`--accent`, `--bg`, `--card`, `--text`…) to override"),
+        .text("pages-dir", \.branding.pagesDirectory, "A folder of page templates that replace the built-in ones.",
+              details: "a folder whose `NAME.mustache` files replace the built-in page templates of that name "
+                  + "(`login.mustache`, `header.mustache`…; start from a copy of `Sources/TesseraServer/Resources/pages`); "
+                  + "read at start: an unknown name or a template that doesn't compile stops the start with the reason"),
         .boolean("enumeration-protection", \.enumerationProtection,
                  "on or off: whether native API answers may reveal if an account exists.",
                  details: "`on`/`off` (`true`/`false` too) for the native sign-in API: off answers `user_already_exists` / "

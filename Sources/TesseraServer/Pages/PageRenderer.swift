@@ -1,3 +1,4 @@
+import Foundation
 import Mustache
 import TesseraCore
 import TesseraDomain
@@ -5,18 +6,48 @@ import TesseraDomain
 /// Renders the hosted pages from the compiled-in templates.
 public struct PageRenderer: Sendable {
     let library: MustacheLibrary
+    let brand: BrandAssets
 
-    public init() throws {
+    /// The built-in templates, each replaced by the one of its name in `branding`'s pages
+    /// folder; a file there that is not a template's, or that doesn't compile, is refused with
+    /// its name.
+    public init(branding: Branding = Branding()) throws {
+        var templates = Templates.all
+        if let folder = branding.pagesDirectory, !folder.isEmpty {
+            for (name, text) in try Self.overrides(in: folder) { templates[name] = text }
+        }
         var library = MustacheLibrary()
-        for (name, text) in Templates.all {
-            try library.register(text, named: name)
+        for (name, text) in templates {
+            do { try library.register(text, named: name) } catch {
+                throw ConfigurationError("pages-dir: \(name).mustache does not compile: \(error)")
+            }
         }
         self.library = library
+        self.brand = try BrandAssets(branding)
+    }
+
+    /// The `NAME.mustache` files of `folder`, by name.
+    static func overrides(in folder: String) throws -> [String: String] {
+        guard let files = try? FileManager.default.contentsOfDirectory(atPath: folder) else {
+            throw ConfigurationError("pages-dir '\(folder)' is not a folder this server can read")
+        }
+        var templates: [String: String] = [:]
+        for file in files.sorted() where file.hasSuffix(".mustache") {
+            let name = String(file.dropLast(".mustache".count))
+            guard Templates.all[name] != nil else {
+                throw ConfigurationError("pages-dir: \(file) is not a page template (known: \(Templates.all.keys.sorted().joined(separator: ", ")))")
+            }
+            guard let data = FileManager.default.contents(atPath: (folder as NSString).appendingPathComponent(file)) else {
+                throw ConfigurationError("pages-dir: cannot read \(file)")
+            }
+            templates[name] = String(decoding: data, as: UTF8.self)
+        }
+        return templates
     }
 
     func render(_ template: String, _ values: [String: Any], language: PageLanguage) -> String {
         // Mustache treats "" as true in sections: drop empty strings so `{{#x}}` means "x is set".
-        var context = values.filter { ($0.value as? String) != "" }
+        var context = brand.values.merging(values.filter { ($0.value as? String) != "" }) { _, page in page }
         context["lang"] = language.rawValue
         guard let html = library.render(context, withTemplate: template) else {
             preconditionFailure("template \(template) is not compiled in")
