@@ -115,9 +115,9 @@ public final class Services: Sendable {
         let mailDomain = MailAddress.domain(ofIssuer: issuer)
         mailDelivery = OutboxDelivery(store: store, transport: infrastructure.mailTransport, clock: clock, logger: logger)
         mailer = OutboxMailer(store: store, sender: try configuration.mailFrom.map(MailAddress.init(parsing:))
-                                  ?? MailAddress.defaultSender(issuer: issuer),
+                                  ?? MailAddress.defaultSender(issuer: issuer, product: configuration.branding.name),
                               domain: mailDomain, clock: clock, signal: mailDelivery.signal)
-        mailTemplates = try MailTemplates()
+        mailTemplates = try MailTemplates(branding: configuration.branding)
         flows = AccountFlows(settings: configuration.nativeAuth, enumerationProtection: configuration.enumerationProtection, store: store,
                              hasher: passwords, policy: PasswordPolicy(), passwordSignIn: passwordSignIn, limits: workLimits,
                              mail: FlowMail(mailer: mailer, templates: mailTemplates, issuerHost: URLComponents(string: issuer)?.host ?? issuer),

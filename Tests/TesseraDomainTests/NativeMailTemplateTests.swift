@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import TesseraDomain
 
@@ -106,5 +107,60 @@ struct TypedEmailTests {
         case .signInLink: #expect(message.text.contains("oob_code=x"))
         default: #expect(message.text.contains("48213975"))
         }
+    }
+}
+
+@Suite("Branded emails")
+struct BrandedMailTests {
+    let values: [String: Any] = ["code": "48213975", "minutes": 10, "issuer_host": "login.example.com", "email": "alice@example.com",
+                                 "link": "https://login.example.com/x"]
+
+    /// A folder of its own for a test's files.
+    func folder(_ files: [String: String]) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-mail-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        for (name, text) in files { try text.write(toFile: path + "/" + name, atomically: true, encoding: .utf8) }
+        return path
+    }
+
+    @Test("the product name and accent colour in every email; a mail folder's part in place of the built-in one, the rest kept")
+    func branded() throws {
+        var branding = Branding()
+        branding.productName = "Acme ID"
+        branding.accentColor = "#aa3300"
+        branding.mailDirectory = try folder([
+            "sign-in-code.ru.subject": "{{product}}: вход",
+            "sign-in-code.en.txt": "Your {{product}} code: {{code}}\n",
+            "mail-footer.html": "<p>Acme Inc.</p></div></body></html>",
+        ])
+        let templates = try MailTemplates(branding: branding)
+        let link = try templates.render("sign-in-link", language: .en, values: values)
+        #expect(link.html.contains(">Acme ID</p>") && link.html.contains("background:#aa3300") && link.html.contains("<p>Acme Inc.</p>"))
+        #expect(!link.html.contains("Tessera") && !link.html.contains("#1f6f43"))
+        let english = try templates.render("sign-in-code", language: .en, values: values)
+        #expect(english.text == "Your Acme ID code: 48213975\n")
+        #expect(english.subject == (try MailTemplates().render("sign-in-code", language: .en, values: values)).subject, "the subject kept")
+        let russian = try templates.render("sign-in-code", language: .ru, values: values)
+        #expect(russian.subject == "Acme ID: вход" && russian.text.contains("48213975") && russian.text.contains("Код действует"))
+        let plain = try MailTemplates().render("sign-in-link", language: .en, values: values)
+        #expect(plain.html.contains(">Tessera</p>") && plain.html.contains("background:#1f6f43"))
+        #expect(MailAddress.defaultSender(issuer: "https://id.example.com", product: "Acme ID").displayName == "Acme ID")
+    }
+
+    @Test("a mail folder refused at start, with the reason: an unknown file, a part that doesn't compile, no folder")
+    func refused() throws {
+        func refusal(_ files: [String: String]?) -> String? {
+            var branding = Branding()
+            do {
+                branding.mailDirectory = try files.map(folder) ?? "/no/such/folder"
+                _ = try MailTemplates(branding: branding)
+                return nil
+            } catch { return "\(error)" }
+        }
+        #expect(refusal(["sign-in-kode.en.txt": "x"])?.contains("sign-in-kode.en.txt is not an email part") == true)
+        #expect(refusal(["sign-in-code.de.txt": "x"])?.contains("LANG one of en, ru") == true)
+        #expect(refusal(["sign-in-code.en.html": "{{#code}} never closed"])?.contains("sign-in-code.en.html does not compile") == true)
+        #expect(refusal(["mail-header.html": "{{/nothing}}"])?.contains("mail-header.html does not compile") == true)
+        #expect(refusal(nil)?.contains("not a folder") == true)
     }
 }

@@ -1,6 +1,7 @@
 """The operator's face on the hosted pages (issue 27, branding): a product name, a logo and a
 colour from settings, a stylesheet after the built-in one, and any page template replaced from a
-folder without rebuilding; a template that doesn't compile stops the start with its name."""
+folder without rebuilding; the emails carry the name and colour, and any part of one is replaced
+from a mail folder; a template that doesn't compile stops the start with its name."""
 
 from __future__ import annotations
 
@@ -15,23 +16,29 @@ LOGO = ("<svg xmlns='http://www.w3.org/2000/svg' width='120' height='32' viewBox
         "<rect width='32' height='32' rx='6' fill='#8a2be2'/><text x='40' y='22' font-size='16' font-family='sans-serif'"
         " fill='#8a2be2'>ACME</text></svg>")
 STYLESHEET = ".card { border-top: 6px solid var(--accent); }\n"
+MAIL_FOOTER = "<p style=\"color:#5c6370\" id=\"acme-mail-footer\">Acme Corp, 1 Example Road</p>\n</div>\n</body>\n</html>\n"
 FOOTER = "<p class=\"muted\" id=\"brand-footer\">Acme Corp · <a href=\"https://acme.example/help\">Help</a></p>\n</main>\n</body>\n</html>\n"
 
 
 @pytest.fixture(scope="module")
-def branded(binary, workdir):
+def branded(binary, workdir, sink):
     folder = workdir / "branding"
     pages = folder / "pages"
     pages.mkdir(parents=True, exist_ok=True)
     (folder / "logo.svg").write_text(LOGO)
     (folder / "brand.css").write_text(STYLESHEET)
     (pages / "footer.mustache").write_text(FOOTER)
+    mail = folder / "mail"
+    mail.mkdir(exist_ok=True)
+    (mail / "sign-up-code.en.subject").write_text("Welcome to {{product}}: your code")
+    (mail / "mail-footer.html").write_text(MAIL_FOOTER)
     database = new_database(workdir, "branded")
     cli = CLI(binary, database, workdir)
-    client = cli.add_client("Acme Shop", redirect_uris=["https://shop.acme.example/cb"], public=True)
+    client = cli.add_client("Acme Shop", redirect_uris=["https://shop.acme.example/cb"], public=True, first_party=True)
     server = TesseraServer(binary, database, workdir, name="branded",
                            args=["--product-name", "Acme ID", "--brand-color", "#8a2be2", "--logo", str(folder / "logo.svg"),
-                                 "--stylesheet", str(folder / "brand.css"), "--pages-dir", str(pages)]).start()
+                                 "--stylesheet", str(folder / "brand.css"), "--pages-dir", str(pages), "--mail-dir", str(mail),
+                                 "--smtp-url", sink.url]).start()
     yield server, client
     server.stop()
 
@@ -76,6 +83,24 @@ def test_branded_pages_on_a_phone_and_a_desktop(branded, artifacts):
         driver.quit()
 
 
+def test_the_emails_carry_the_brand_and_the_mail_folder_parts(branded, sink):
+    server, client = branded
+    email = f"{random_token(6).lower()}@acme.example"
+    start = requests.post(server.issuer + "/signup/v1.0/start", data={
+        "client_id": client["client_id"], "username": email, "challenge_type": "oob redirect"}, timeout=10)
+    assert start.status_code == 200, start.text
+    challenge = requests.post(server.issuer + "/signup/v1.0/challenge", data={
+        "client_id": client["client_id"], "continuation_token": start.json()["continuation_token"], "challenge_type": "oob redirect"},
+        timeout=10)
+    assert challenge.status_code == 200, challenge.text
+    mail = sink.next_to(email)
+    assert mail.subject == "Welcome to Acme ID: your code"  # the folder's subject
+    assert mail.message["From"].startswith("Acme ID <no-reply@"), mail.message["From"]
+    assert ">Acme ID</p>" in mail.html and "color:#8a2be2" in mail.html  # the built-in header, branded
+    assert 'id="acme-mail-footer"' in mail.html and mail.code()  # the folder's footer, the built-in body
+    assert "Tessera" not in mail.html + mail.text + mail.subject
+
+
 def test_a_template_that_does_not_compile_stops_the_start_with_its_name(binary, workdir):
     pages = workdir / "broken-pages"
     pages.mkdir(exist_ok=True)
@@ -90,3 +115,9 @@ def test_a_template_that_does_not_compile_stops_the_start_with_its_name(binary, 
     done = subprocess.run([binary, "serve", "--database", str(new_database(workdir, "unknown-branding")), "--port", str(free_port()),
                            "--pages-dir", str(unknown)], cwd=workdir, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "signin.mustache is not a page template" in done.stderr, done.stderr
+    mail = workdir / "broken-mail"
+    mail.mkdir(exist_ok=True)
+    (mail / "sign-in-code.en.html").write_text("<p>{{#code}}</p>")
+    done = subprocess.run([binary, "serve", "--database", str(new_database(workdir, "broken-mail")), "--port", str(free_port()),
+                           "--mail-dir", str(mail)], cwd=workdir, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "sign-in-code.en.html does not compile" in done.stderr, done.stderr

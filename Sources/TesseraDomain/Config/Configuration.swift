@@ -117,6 +117,9 @@ public struct ServerConfiguration: Sendable {
         if let mailFrom, (try? MailAddress(parsing: mailFrom)) == nil {
             throw ConfigurationError("mail-from '\(mailFrom)' is not an email address (use addr@domain or \"Name <addr@domain>\")")
         }
+        if let name = branding.productName, name.count > 64 || name.unicodeScalars.contains(where: { $0.value < 32 || $0.value == 127 }) {
+            throw ConfigurationError("product-name must be at most 64 characters on one line")
+        }
         for (name, value) in [("access token", accessTokenLifetime), ("ID token", idTokenLifetime),
                               ("authorization code", authorizationCodeLifetime), ("refresh token", refreshTokenLifetime),
                               ("session", sessionLifetime), ("email link", emailLinkLifetime),
@@ -186,11 +189,19 @@ public struct Branding: Sendable, Equatable {
     public var stylesheetFile: String?
     /// A folder whose `NAME.mustache` files replace the built-in page templates of that name.
     public var pagesDirectory: String?
+    /// A folder whose files replace the emails' layout (`mail-header.html`, `mail-footer.html`)
+    /// or parts of one email (`NAME.LANG.subject`, `NAME.LANG.txt`, `NAME.LANG.html`).
+    public var mailDirectory: String?
 
     public init() {}
 
     /// The name pages show.
     public var name: String { productName.flatMap { $0.isEmpty ? nil : $0 } ?? "Tessera" }
+
+    /// The accent colour pages and emails use.
+    public var accent: String { accentColor ?? Self.defaultAccent }
+
+    public static let defaultAccent = "#1f6f43"
 }
 
 extension Branding {

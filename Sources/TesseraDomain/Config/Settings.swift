@@ -110,7 +110,7 @@ extension Setting {
                   + "`?starttls=required` to insist) or `smtps://user:password@host:port` (implicit TLS, port 465). "
                   + "Percent-encode special characters in the user name and password. `?tls_verify=none` disables "
                   + "certificate checks — unsafe, tests only. See [Email](#email)"),
-        .text("mail-from", \.mailFrom, default: "`Tessera <no-reply@HOST>` (HOST from the issuer)", "Sender address of emails.",
+        .text("mail-from", \.mailFrom, default: "`PRODUCT <no-reply@HOST>` (the product name, HOST from the issuer)", "Sender address of emails.",
               details: "sender of emails, `addr@domain` or `Name <addr@domain>`; also the envelope sender (`MAIL FROM`)"),
         .text("product-name", \.branding.productName, default: "Tessera", "The name the hosted pages show.",
               details: "the name at the top of every hosted page and in its title. See [branding](configuration.md#branding)"),
@@ -132,6 +132,10 @@ extension Setting {
               details: "a folder whose `NAME.mustache` files replace the built-in page templates of that name "
                   + "(`login.mustache`, `header.mustache`…; start from a copy of `Sources/TesseraServer/Resources/pages`); "
                   + "read at start: an unknown name or a template that doesn't compile stops the start with the reason"),
+        .text("mail-dir", \.branding.mailDirectory, "A folder of email templates that replace the built-in ones.",
+              details: "a folder whose `mail-header.html` and `mail-footer.html` replace the emails' layout, and whose "
+                  + "`NAME.LANG.subject`, `NAME.LANG.txt` and `NAME.LANG.html` files replace one part of one email "
+                  + "(`sign-in-code.ru.html`); read at start like `pages-dir`. See [branding](configuration.md#branding)"),
         .boolean("enumeration-protection", \.enumerationProtection,
                  "on or off: whether native API answers may reveal if an account exists.",
                  details: "`on`/`off` (`true`/`false` too) for the native sign-in API: off answers `user_already_exists` / "

@@ -28,7 +28,7 @@ extension MailTemplates {
         let text = "\(before)\n\n{{link}}\n\n\(after)\n\n\(finePrint)\n"
         let html = """
             <p style="margin:0 0 16px">\(before)</p>
-            <p style="margin:0 0 24px"><a href="{{link}}" style="display:inline-block;padding:12px 24px;background:#1f6f43;color:#ffffff;border-radius:8px;font-weight:600;text-decoration:none">\(button)</a></p>
+            <p style="margin:0 0 24px"><a href="{{link}}" style="display:inline-block;padding:12px 24px;background:{{accent}};color:#ffffff;border-radius:8px;font-weight:600;text-decoration:none">\(button)</a></p>
             <p style="margin:0 0 16px;font-size:14px;word-break:break-all">{{link}}</p>
             <p style="margin:0 0 16px">\(after)</p>
             <p style="margin:0;color:#5c6370;font-size:14px">\(finePrint)</p>

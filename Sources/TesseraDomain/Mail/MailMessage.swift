@@ -59,11 +59,11 @@ public struct MailAddress: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// The default sender: `Tessera <no-reply@HOST>` where HOST is the issuer's host.
-    public static func defaultSender(issuer: String) -> MailAddress {
+    /// The default sender: `PRODUCT <no-reply@HOST>` where HOST is the issuer's host.
+    public static func defaultSender(issuer: String, product: String = "Tessera") -> MailAddress {
         // Not checked: whatever the issuer's host, the server starts; a relay that dislikes
         // the address says so in its reply, and `--mail-from` fixes it.
-        MailAddress(unchecked: (displayName: "Tessera", address: "no-reply@" + MailAddress.domain(ofIssuer: issuer)))
+        MailAddress(unchecked: (displayName: product, address: "no-reply@" + MailAddress.domain(ofIssuer: issuer)))
     }
 
     private init(unchecked parts: (displayName: String?, address: String)) {

@@ -29,29 +29,48 @@ public struct RenderedMail: Sendable, Equatable {
 public struct MailTemplates: Sendable {
     let library: MustacheLibrary
     let available: Set<String>
+    /// What every email may read besides its own values: `product` and `accent`.
+    let brand: [String: String]
 
-    public init(_ templates: [String: [PageLanguage: MailTemplateSource]] = MailTemplates.builtIn) throws {
+    /// The emails of `templates`, with `branding`'s product name and accent colour, and each
+    /// part its mail folder holds (``MailOverrides``) in place of the built-in one.
+    public init(_ templates: [String: [PageLanguage: MailTemplateSource]] = MailTemplates.builtIn,
+                branding: Branding = Branding()) throws {
+        var templates = templates
+        var header = Self.header, footer = Self.footer
+        if let folder = branding.mailDirectory, !folder.isEmpty {
+            let overrides = try MailOverrides(folder: folder, known: templates)
+            header = overrides.header ?? header
+            footer = overrides.footer ?? footer
+            overrides.apply(to: &templates)
+        }
         var library = MustacheLibrary()
-        try library.register(Self.header, named: "mail-header")
-        try library.register(Self.footer, named: "mail-footer")
+        func register(_ text: String, _ name: String, file: String) throws {
+            do { try library.register(text, named: name) } catch {
+                throw ConfigurationError("mail-dir: \(file) does not compile: \(error)")
+            }
+        }
+        try register(header, "mail-header", file: "mail-header.html")
+        try register(footer, "mail-footer", file: "mail-footer.html")
         for (name, languages) in templates {
             guard languages[.en] != nil else { throw MailError(description: "email template '\(name)' has no English version") }
             for (language, source) in languages {
                 let key = "\(name).\(language.rawValue)"
-                try library.register("{{% CONTENT_TYPE: TEXT}}" + source.subject, named: key + ".subject")
-                try library.register("{{% CONTENT_TYPE: TEXT}}" + source.text, named: key + ".text")
-                try library.register("{{> mail-header}}" + source.html + "{{> mail-footer}}", named: key + ".html")
+                try register("{{% CONTENT_TYPE: TEXT}}" + source.subject, key + ".subject", file: key + ".subject")
+                try register("{{% CONTENT_TYPE: TEXT}}" + source.text, key + ".text", file: key + ".txt")
+                try register("{{> mail-header}}" + source.html + "{{> mail-footer}}", key + ".html", file: key + ".html")
             }
         }
         self.library = library
         available = Set(templates.flatMap { name, languages in languages.keys.map { "\(name).\($0.rawValue)" } })
+        brand = ["product": branding.name, "accent": branding.accent]
     }
 
     /// Renders `name` in `language` (English when that language has no version).
     public func render(_ name: String, language: PageLanguage, values: [String: Any]) throws -> RenderedMail {
         let key = available.contains("\(name).\(language.rawValue)") ? "\(name).\(language.rawValue)" : "\(name).en"
         // Mustache treats "" as true in sections: drop empty strings so `{{#x}}` means "x is set".
-        var context = values.filter { ($0.value as? String) != "" }
+        var context = values.filter { ($0.value as? String) != "" }.merging(brand) { value, _ in value }
         context["lang"] = available.contains("\(name).\(language.rawValue)") ? language.rawValue : PageLanguage.en.rawValue
         guard let subject = library.render(context, withTemplate: key + ".subject") else { throw MailError.unknownTemplate(name) }
         context["subject"] = subject
