@@ -414,6 +414,13 @@ enum Migrations {
             "ALTER TABLE throttle_failures ADD COLUMN attempt TEXT",
             "CREATE INDEX throttle_failures_attempt ON throttle_failures (attempt)",
         ]),
+        // What the account page shows of each browser session: the device and address it
+        // signed in from, and when it was last used.
+        Migration(version: 19, name: "session_devices", statements: [
+            "ALTER TABLE sessions ADD COLUMN user_agent TEXT",
+            "ALTER TABLE sessions ADD COLUMN address TEXT",
+            "ALTER TABLE sessions ADD COLUMN last_seen_at BIGINT",
+        ]),
     ]
 
     /// PostgreSQL's advisory-lock key for migrations (a fixed number, "tessera" in ASCII).

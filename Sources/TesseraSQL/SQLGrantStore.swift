@@ -151,6 +151,10 @@ extension SQLStore: GrantStore {
         try await revokeGrants(where: "user_id = \(bind: userID)", now: now)
     }
 
+    public func revokeGrants(userID: String, except grantID: String, now: Int64) async throws {
+        try await revokeGrants(where: "user_id = \(bind: userID) AND id <> \(bind: grantID)", now: now)
+    }
+
     public func revokeGrants(userID: String, clientID: String, now: Int64) async throws {
         try await revokeGrants(where: "user_id = \(bind: userID) AND client_id = \(bind: clientID)", now: now)
     }

@@ -8,9 +8,10 @@ extension SQLStore: SessionStore, InteractionStore, ConsentStore {
         let amr = session.amr.joined(separator: " ")
         try await database.withDatabase { db in
             try await db.raw("""
-                INSERT INTO sessions (token_hash, sid, user_id, auth_time, amr, created_at, expires_at)
+                INSERT INTO sessions (token_hash, sid, user_id, auth_time, amr, created_at, expires_at, last_seen_at, user_agent, address)
                 VALUES (\(bind: tokenHash), \(bind: session.sid), \(bind: session.userID), \(bind: session.authTime),
-                    \(bind: amr), \(bind: now), \(bind: session.expiresAt))
+                    \(bind: amr), \(bind: now), \(bind: session.expiresAt), \(bind: now), \(bind: session.device.userAgent),
+                    \(bind: session.device.address))
                 """).run()
         }
     }
@@ -34,8 +35,18 @@ extension SQLStore: SessionStore, InteractionStore, ConsentStore {
     }
 
     static func session(_ row: any SQLRow) throws -> BrowserSession {
-        BrowserSession(sid: try row.string("sid"), userID: try row.string("user_id"), authTime: try row.int("auth_time"),
-                       amr: try row.string("amr").split(separator: " ").map(String.init), expiresAt: try row.int("expires_at"))
+        var session = BrowserSession(sid: try row.string("sid"), userID: try row.string("user_id"), authTime: try row.int("auth_time"),
+                                     amr: try row.string("amr").split(separator: " ").map(String.init), expiresAt: try row.int("expires_at"))
+        session.createdAt = try row.int("created_at")
+        session.lastSeenAt = try row.optionalInt("last_seen_at") ?? session.createdAt
+        session.device = SessionDevice(userAgent: try row.optionalString("user_agent"), address: try row.optionalString("address"))
+        return session
+    }
+
+    public func touchSession(tokenHash: String, now: Int64) async throws {
+        try await database.withDatabase { db in
+            try await db.raw("UPDATE sessions SET last_seen_at = \(bind: now) WHERE token_hash = \(bind: tokenHash)").run()
+        }
     }
 
     public func endSession(sid: String, now: Int64) async throws {

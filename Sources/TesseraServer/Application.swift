@@ -25,6 +25,7 @@ public func buildRouter(services: Services, readiness: @escaping @Sendable () as
     TokenManagementEndpoints(services: services).register(on: router)
     LogoutEndpoint(services: services).register(on: router)
     AccountEndpoint(services: services).register(on: router)
+    AccountAPI(services: services).register(on: router)
     NativeAuthEndpoints(services: services).register(on: router)
     EmailLinkEndpoints(services: services).register(on: router)
     LoginCodeEndpoints(services: services).register(on: router)

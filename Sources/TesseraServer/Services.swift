@@ -67,6 +67,8 @@ public final class Services: Sendable {
     package let logout: Logout
     /// A user's account as the account page and API see it.
     package let accounts: Accounts
+    /// What people change on their own account (the account page and API).
+    package let selfService: SelfService
     /// The registered clients.
     package let clients: Clients
     /// What happened to accounts and clients (`audit_events`).
@@ -130,6 +132,8 @@ public final class Services: Sendable {
         sessions = Sessions(store: store, users: store, lifetime: configuration.sessionLifetime, clock: clock)
         logout = Logout(tokenIssuer: tokenIssuer, clients: store, sessions: sessions, deviceSessions: deviceSessions)
         accounts = Accounts(users: store, clients: store, consents: store, identities: store, audit: audit, clock: clock)
+        selfService = SelfService(store: store, passwords: passwords, policy: PasswordPolicy(), passwordSignIn: passwordSignIn,
+                                  mail: flows.mail, audit: audit, clock: clock)
         clients = Clients(store: store)
         clientAdministration = ClientAdministration(store: store, audit: audit, clock: clock)
         userAdministration = UserAdministration(store: store, passwords: passwords, policy: PasswordPolicy(), audit: audit, clock: clock)

@@ -195,6 +195,15 @@ public enum ScopeCatalogue {
         }
     }
 
+    /// Claims that only sensitive scopes release (documents, tax numbers, addresses): their
+    /// owner changes them only after a recent sign-in.
+    static let sensitiveClaims: Set<String> = {
+        let plain = Set(all.filter { !$0.sensitive }.flatMap(\.claims))
+        return Set(all.filter(\.sensitive).flatMap(\.claims)).subtracting(plain)
+    }()
+
+    public static func isSensitive(claim: String) -> Bool { sensitiveClaims.contains(claim) }
+
     /// Checks a profile (claims by name) before it is stored. Managed and unknown claims
     /// and values of the wrong shape are refused, with the claim named.
     public static func validate(profile: [String: JSONValue]) throws(ClaimValidationError) {

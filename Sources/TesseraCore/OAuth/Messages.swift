@@ -82,6 +82,8 @@ public struct ProviderMetadata: Codable, Sendable, Equatable {
     public var emailLinkCompleteEndpoint: String?
     /// How the signed-in user can sign in; first-party apps only.
     public var accountProvidersEndpoint: String?
+    /// Tessera's account API (profile, password, sessions, deletion) for first-party apps.
+    public var accountAPIEndpoint: String?
     /// OpenID Connect Discovery §3.
     public var acrValuesSupported: [String]?
     /// RFC 9126 §5.
@@ -139,6 +141,7 @@ public struct ProviderMetadata: Codable, Sendable, Equatable {
         case emailLinkSendEndpoint = "email_link_send_endpoint"
         case emailLinkCompleteEndpoint = "email_link_complete_endpoint"
         case accountProvidersEndpoint = "account_providers_endpoint"
+        case accountAPIEndpoint = "account_api_endpoint"
         case acrValuesSupported = "acr_values_supported"
         case pushedAuthorizationRequestEndpoint = "pushed_authorization_request_endpoint"
         case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"

@@ -45,6 +45,16 @@ public enum TesseraPath {
     public static let emailLinkComplete = "/emaillink/v1.0/complete"
     /// `account_providers_endpoint`: how the signed-in user can sign in (first-party apps).
     public static let accountProviders = "/account/v1.0/providers"
+    /// `account_api_endpoint`: the account API's root (docs/account.md); its resources below.
+    public static let accountAPI = "/account/v1.0"
+    /// The signed-in user's profile: `GET`, `PATCH` (a JSON merge patch of claims).
+    public static let accountProfile = "/account/v1.0/profile"
+    /// The password: `POST` sets or changes it, `DELETE` removes it.
+    public static let accountPassword = "/account/v1.0/password"
+    /// The browser sessions: `GET` lists them; `DELETE …/sessions/{id}` ends one.
+    public static let accountSessions = "/account/v1.0/sessions"
+    /// The account itself: `DELETE` deletes it (a recent sign-in required).
+    public static let account = "/account/v1.0/account"
     /// `pushed_authorization_request_endpoint` (RFC 9126).
     public static let pushedAuthorizationRequest = "/authorize/v1.0/par"
     /// `pushed_request_details_endpoint`: what a pushed request asks for, for an authenticator app.

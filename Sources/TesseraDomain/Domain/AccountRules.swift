@@ -37,6 +37,23 @@ enum AccountRules {
         try await TokenFamilies.revokeAll(userID: userID, now: now, in: tx)
     }
 
+    /// The owner changed the password: every browser session but theirs (`keepingSession`) ends,
+    /// with every grant but the request's own (`keepingGrant`, an app changing it through the
+    /// account API), and every Native SSO device session, since whoever knew the old password
+    /// may hold any of them.
+    static func signOutElsewhere(userID: String, keepingSession sid: String?, keepingGrant grantID: String?, now: Int64,
+                                 in tx: any TransactionStores) async throws {
+        for session in try await tx.sessions(userID: userID, now: now) where session.sid != sid {
+            try await tx.endSession(sid: session.sid, now: now)
+        }
+        if let grantID {
+            try await tx.revokeGrants(userID: userID, except: grantID, now: now)
+        } else {
+            try await tx.revokeGrants(userID: userID, now: now)
+        }
+        try await tx.endDeviceSessions(userID: userID, now: now)
+    }
+
     /// Disables an account, whoever asks (an administrator, an import): no way of signing in
     /// works until it is enabled again, and every session and grant ends at once (refresh and
     /// access tokens stop working).

@@ -153,6 +153,13 @@ public struct BrowserSession: Sendable, Equatable {
     public var authTime: Int64
     public var amr: [String]
     public var expiresAt: Int64
+    /// Where the browser signed in, for its owner to recognise it on the account page: its
+    /// `User-Agent` (cut to 256 characters) and IP address, when known.
+    public var device: SessionDevice = SessionDevice()
+    /// When the session was created (its sign-in, or the latest confirmation that replaced it).
+    public var createdAt: Int64 = 0
+    /// When a request last came with it, to the minute.
+    public var lastSeenAt: Int64 = 0
 
     package init(sid: String, userID: String, authTime: Int64, amr: [String], expiresAt: Int64) {
         self.sid = sid
@@ -160,12 +167,27 @@ public struct BrowserSession: Sendable, Equatable {
         self.authTime = authTime
         self.amr = amr
         self.expiresAt = expiresAt
+        self.createdAt = authTime
+        self.lastSeenAt = authTime
     }
 
     /// Whether the user signed in (or confirmed it was them) at most `seconds` ago: the
     /// proof asked for before a sensitive change, which a stolen or forgotten session lacks.
     public func isRecent(now: Int64, within seconds: Int64) -> Bool {
         now - authTime <= seconds
+    }
+}
+
+/// The browser a session lives in, as its owner sees it in their list of sessions.
+public struct SessionDevice: Sendable, Equatable {
+    /// The `User-Agent` header at sign-in.
+    public var userAgent: String?
+    /// The client's IP address at sign-in (behind a trusted proxy, the one it names).
+    public var address: String?
+
+    public init(userAgent: String? = nil, address: String? = nil) {
+        self.userAgent = userAgent.map { String($0.unicodeScalars.filter { $0.value >= 32 && $0.value != 127 }.prefix(256)) }
+        self.address = address
     }
 }
 

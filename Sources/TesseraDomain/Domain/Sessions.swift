@@ -16,24 +16,40 @@ package struct Sessions: Sendable {
         self.clock = clock
     }
 
-    /// The live session a browser's token stands for.
+    /// How often a session's "last seen" is written: at most once a minute, not on every request.
+    static let lastSeenResolution: Int64 = 60
+
+    /// The live session a browser's token stands for, its "last seen" brought up to date.
     package func session(token: String) async throws -> BrowserSession? {
-        try await store.session(tokenHash: tokenHash(token), now: clock.now())
+        let now = clock.now(), hash = tokenHash(token)
+        guard var session = try await store.session(tokenHash: hash, now: now) else { return nil }
+        if now - session.lastSeenAt >= Self.lastSeenResolution {
+            try await store.touchSession(tokenHash: hash, now: now)
+            session.lastSeenAt = now
+        }
+        return session
+    }
+
+    /// The user's live browser sessions, the latest sign-in first.
+    package func sessions(of userID: String) async throws -> [BrowserSession] {
+        try await store.sessions(userID: userID, now: clock.now())
     }
 
     /// A new session for a browser that just signed in, and the token the browser keeps.
     /// The session the browser had before (`previousToken`) ends: one browser, one live
     /// session, and a token that leaked before the sign-in is worth nothing after it.
     /// Throws ``AccountDisabled`` for an account an administrator disabled, whichever way it signed in.
-    package func start(userID: String, amr: [String], replacing previousToken: String?) async throws -> (session: BrowserSession, token: String) {
+    package func start(userID: String, amr: [String], device: SessionDevice = SessionDevice(),
+                       replacing previousToken: String?) async throws -> (session: BrowserSession, token: String) {
         let now = clock.now()
         if try await users.user(id: userID)?.isDisabled != false { throw AccountDisabled() }
         if let previousToken, !previousToken.isEmpty {
             try await store.revokeSession(tokenHash: tokenHash(previousToken), now: now)
         }
         let token = SecureRandom.token()
-        let session = BrowserSession(sid: SecureRandom.token(bytes: 16), userID: userID, authTime: now, amr: amr,
+        var session = BrowserSession(sid: SecureRandom.token(bytes: 16), userID: userID, authTime: now, amr: amr,
                                      expiresAt: now + lifetime)
+        session.device = device
         try await store.insertSession(tokenHash: tokenHash(token), session, now: now)
         return (session, token)
     }

@@ -74,6 +74,8 @@ public protocol GrantStore: Sendable {
     func revokeGrant(id: String, now: Int64) async throws
     /// Revokes every family of a user (see ``TokenFamilies`` for what else ends with them).
     func revokeGrants(userID: String, now: Int64) async throws
+    /// Revokes every grant of a user but one (the request's own, which a password change keeps).
+    func revokeGrants(userID: String, except grantID: String, now: Int64) async throws
     /// Revokes every family of a user at one client.
     func revokeGrants(userID: String, clientID: String, now: Int64) async throws
     /// Revokes every family made in a Native SSO device session.

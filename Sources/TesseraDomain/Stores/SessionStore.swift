@@ -14,6 +14,8 @@ public protocol SessionStore: Sendable {
     func endSessions(userID: String, now: Int64) async throws
     /// A user's live sessions, the latest sign-in first.
     func sessions(userID: String, now: Int64) async throws -> [BrowserSession]
+    /// Records that the session of a cookie was just used.
+    func touchSession(tokenHash: String, now: Int64) async throws
 }
 
 /// Pending authorization requests waiting for the user on a hosted page.

@@ -14,23 +14,7 @@ struct AccountEndpoint {
         router.post("/account/consents/revoke") { request, _ in try await revoke(request) }
         router.post("/account/reauth") { request, context in try await reauthenticate(request, context) }
         router.post("/account/reauth/link") { request, context in try await reauthenticationLink(request, context) }
-        router.get(RouterPath(TesseraPath.accountProviders)) { request, _ in try await providers(request) }
-    }
-
-    /// How the user can sign in, for the account's own (first-party) apps: `GET` with the
-    /// user's access token; Firebase's `providerData`.
-    func providers(_ request: Request) async throws -> Response {
-        do {
-            guard let token = request.bearerToken else { throw OAuthError(.invalidToken, "An access token is required.") }
-            let validated = try await services.accessTokens.validate(token)
-            guard let grant = validated.grant, let (user, client) = try await services.accounts.owner(of: grant) else {
-                throw OAuthError(.invalidToken, "The access token is not a user's.")
-            }
-            guard client.firstParty else { throw OAuthError(.insufficientScope, "Only the account's first-party apps may read this.") }
-            return try Responses.json(LinkedProvidersAnswer(linkedProviders: try await services.accounts.linkedProviders(of: user)))
-        } catch let error as OAuthError {
-            return Responses.bearerError(error)
-        }
+        registerForms(on: router)
     }
 
     func language(_ request: Request) -> PageLanguage {
@@ -40,35 +24,16 @@ struct AccountEndpoint {
 
     func account(_ request: Request, message: String? = nil) async throws -> Response {
         let language = language(request)
-        let (csrf, cookie) = services.csrf.token(for: request)
-        guard let (_, user) = try await BrowserSessions(services: services).signedIn(request) else {
+        guard let (session, user) = try await BrowserSessions(services: services).signedIn(request) else {
+            let (csrf, cookie) = services.csrf.token(for: request)
             var response = Responses.html(services.pages.login(language: language, action: "/account/login", clientName: nil,
                                                                interaction: nil, csrf: csrf, email: nil, message: message),
                                           status: message == nil ? .ok : .unauthorized)
             if let cookie { response.setCookie(cookie) }
             return response
         }
-        var apps: [AccountPageApp] = []
-        for (consent, name) in try await services.accounts.apps(of: user.id) {
-            let ordered = consent.scopes.values.sorted { ScopeCatalogue.order($0) < ScopeCatalogue.order($1) }
-            apps.append(AccountPageApp(clientID: consent.clientID, name: name, scopes: ordered.map { scope in
-                var item: [String: Any] = ["text": language.describe(scope: scope)]
-                if ScopeCatalogue.definition(scope)?.sensitive == true { item["sensitive"] = language.text(.scopeSensitive) }
-                return item
-            }))
-        }
-        let names = Dictionary(uniqueKeysWithValues: services.federation.ordered.map { ($0.id, $0.settings.name) })
-        let linkedIdentities = try await services.accounts.identities(of: user.id)
-        let identities: [[String: Any]] = linkedIdentities.map { identity in
-            ["name": names[identity.providerID] ?? identity.providerID, "provider": identity.providerID, "email": identity.email ?? ""]
-        }
-        let linked = Set(linkedIdentities.map(\.providerID))
-        var response = Responses.html(services.pages.account(language: language, email: user.email, apps: apps, csrf: csrf,
-                                                             identities: identities,
-                                                             connect: services.federation.loginProviders.filter { !linked.contains($0.id) }),
-                                      formTargets: services.federation.ordered.map(\.authorizationOrigin))
-        if let cookie { response.setCookie(cookie) }
-        return response
+        let notice = request.uri.queryParameters["done"].flatMap { Self.notices[String($0)] }.map(language.text)
+        return try await page(request, user, session: session, notice: notice)
     }
 
     func login(_ request: Request, _ context: TesseraRequestContext) async throws -> Response {

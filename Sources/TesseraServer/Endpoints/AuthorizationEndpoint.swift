@@ -286,7 +286,8 @@ struct BrowserSessions {
     /// (its cookie, if any) ends: one browser, one live session row, and a cookie value that
     /// leaked before the sign-in is worth nothing after it.
     func create(userID: String, amr: [String], replacing request: Request) async throws -> (BrowserSession, Cookie) {
-        let (session, token) = try await services.sessions.start(userID: userID, amr: amr,
+        let device = SessionDevice(userAgent: request.headers[.userAgent], address: RequestOrigin.address)
+        let (session, token) = try await services.sessions.start(userID: userID, amr: amr, device: device,
                                                                   replacing: request.cookies[cookieName]?.value)
         return (session, cookie(token, maxAge: Int(services.configuration.sessionLifetime)))
     }

@@ -47,6 +47,7 @@ struct DiscoveryEndpoint {
         metadata.emailLinkSendEndpoint = issuer + TesseraPath.emailLinkSend
         metadata.emailLinkCompleteEndpoint = issuer + TesseraPath.emailLinkComplete
         metadata.accountProvidersEndpoint = issuer + TesseraPath.accountProviders
+        metadata.accountAPIEndpoint = issuer + TesseraPath.accountAPI
         metadata.acrValuesSupported = AuthenticationContext.supported
         metadata.pushedAuthorizationRequestEndpoint = issuer + TesseraPath.pushedAuthorizationRequest
         metadata.requirePushedAuthorizationRequests = false

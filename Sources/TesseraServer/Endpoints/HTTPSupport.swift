@@ -23,17 +23,28 @@ public struct TesseraRequestContext: RequestContext {
 
 /// Replaces the peer's address by the client's one named in `Forwarded` / `X-Forwarded-For`
 /// when the peer is a trusted proxy (`--trusted-proxy`); from anyone else those headers are ignored.
+/// The address is also the request's ``RequestOrigin/address`` while it is handled.
 struct ClientAddressMiddleware: RouterMiddleware {
     typealias Context = TesseraRequestContext
     let trustedProxies: TrustedProxies
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard !trustedProxies.ranges.isEmpty else { return try await next(request, context) }
         var context = context
-        context.clientAddress = trustedProxies.clientAddress(peer: context.clientAddress, forwarded: request.headers[.forwarded],
-                                                             xForwardedFor: request.headers[.xForwardedFor])
-        return try await next(request, context)
+        if !trustedProxies.ranges.isEmpty {
+            context.clientAddress = trustedProxies.clientAddress(peer: context.clientAddress, forwarded: request.headers[.forwarded],
+                                                                 xForwardedFor: request.headers[.xForwardedFor])
+        }
+        return try await RequestOrigin.$address.withValue(context.clientAddress?.description) {
+            try await next(request, context)
+        }
     }
+}
+
+/// The client's address of the request being handled, for what a request leaves behind to be
+/// recognised later (a browser session's device on the account page), without handing the
+/// context to every step between the route and the session.
+enum RequestOrigin {
+    @TaskLocal static var address: String?
 }
 
 /// Largest form body accepted.

@@ -31,9 +31,42 @@ extension PageLanguage {
         case createAccount, signUpTitle, signUpIntro, haveAccount, signUpCodeTitle, signUpCodeSentTo, signUpPasswordTitle
         case signUpPasswordIntro, signUpDetailsTitle, signUpDetailsIntro, signUpSubmit, optional, accountExists, attributeRequired
         case attributeInvalid, formHasErrors, signUpStartOver
+        case accountProfile, accountProfileSave, accountProfileSaved, accountSensitiveLocked, accountConfirmToEdit, reauthProfile, reauthPassword, accountEmail, accountEmailVerified, accountEmailUnverified, accountPassword, accountHasPassword, accountNoPassword, accountCurrentPassword, accountCurrentPasswordHint, accountCurrentPasswordRequired, accountChangePassword, accountSetPassword, accountRemovePassword, accountPasswordChanged, accountPasswordRemoved, accountPasswordLastWay, accountSessions, accountThisBrowser, accountSignedInAt, accountLastSeen, accountSignOutSession, accountSignOutOthers, accountSessionEnded, accountOthersEnded, accountUnknownDevice, accountSignOut
     }
 
     static let english: [Key: String] = [
+        .accountProfile: "Profile",
+        .accountProfileSave: "Save profile",
+        .accountProfileSaved: "Your profile was saved.",
+        .accountSensitiveLocked: "Documents, tax numbers and addresses can be changed only right after you sign in.",
+        .accountConfirmToEdit: "Confirm it's you to change them",
+        .reauthProfile: "To change documents, tax numbers and addresses, sign in again first: your last sign-in was a while ago.",
+        .reauthPassword: "To set or remove a password without the current one, sign in again first: your last sign-in was a while ago.",
+        .accountEmail: "Email address",
+        .accountEmailVerified: "verified",
+        .accountEmailUnverified: "not verified",
+        .accountPassword: "Password",
+        .accountHasPassword: "You can sign in with your password.",
+        .accountNoPassword: "Your account has no password: you sign in with a code or a link sent to your email, or a connected provider.",
+        .accountCurrentPassword: "Current password",
+        .accountCurrentPasswordHint: "Not needed if you signed in a few minutes ago.",
+        .accountCurrentPasswordRequired: "Enter your current password.",
+        .accountChangePassword: "Change password",
+        .accountSetPassword: "Set a password",
+        .accountRemovePassword: "Remove the password",
+        .accountPasswordChanged: "Your password was changed, and every other session was signed out.",
+        .accountPasswordRemoved: "Your password was removed: sign in with a code or a link sent to your email.",
+        .accountPasswordLastWay: "The password is your only way to sign in: confirm your email address or connect a provider first.",
+        .accountSessions: "Where you're signed in",
+        .accountThisBrowser: "This browser",
+        .accountSignedInAt: "Signed in {time}",
+        .accountLastSeen: "last active {time}",
+        .accountSignOutSession: "Sign out",
+        .accountSignOutOthers: "Sign out everywhere else",
+        .accountSessionEnded: "The session was signed out.",
+        .accountOthersEnded: "Every other session was signed out.",
+        .accountUnknownDevice: "Unknown device",
+        .accountSignOut: "Sign out",
         .signInTitle: "Sign in", .signInTo: "to continue to", .email: "Email", .password: "Password",
         .signIn: "Sign in", .badCredentials: "The email or password is incorrect.",
         .throttled: "Too many attempts. Wait a few minutes and try again.",
@@ -119,6 +152,38 @@ extension PageLanguage {
     ]
 
     static let russian: [Key: String] = [
+        .accountProfile: "Профиль",
+        .accountProfileSave: "Сохранить профиль",
+        .accountProfileSaved: "Профиль сохранён.",
+        .accountSensitiveLocked: "Документы, налоговые номера и адреса можно изменить только сразу после входа.",
+        .accountConfirmToEdit: "Подтвердить, что это вы, чтобы изменить их",
+        .reauthProfile: "Чтобы изменить документы, налоговые номера и адреса, сначала войдите ещё раз: последний вход был давно.",
+        .reauthPassword: "Чтобы задать или удалить пароль без текущего, сначала войдите ещё раз: последний вход был давно.",
+        .accountEmail: "Адрес электронной почты",
+        .accountEmailVerified: "подтверждён",
+        .accountEmailUnverified: "не подтверждён",
+        .accountPassword: "Пароль",
+        .accountHasPassword: "Вы можете входить с паролем.",
+        .accountNoPassword: "У учётной записи нет пароля: вы входите по коду или ссылке из письма либо через подключённый сервис.",
+        .accountCurrentPassword: "Текущий пароль",
+        .accountCurrentPasswordHint: "Не нужен, если вы вошли несколько минут назад.",
+        .accountCurrentPasswordRequired: "Введите текущий пароль.",
+        .accountChangePassword: "Сменить пароль",
+        .accountSetPassword: "Задать пароль",
+        .accountRemovePassword: "Удалить пароль",
+        .accountPasswordChanged: "Пароль изменён, все остальные сеансы завершены.",
+        .accountPasswordRemoved: "Пароль удалён: входите по коду или ссылке из письма.",
+        .accountPasswordLastWay: "Пароль — ваш единственный способ входа: сначала подтвердите адрес почты или подключите сервис.",
+        .accountSessions: "Где выполнен вход",
+        .accountThisBrowser: "Этот браузер",
+        .accountSignedInAt: "Вход: {time}",
+        .accountLastSeen: "последняя активность: {time}",
+        .accountSignOutSession: "Выйти",
+        .accountSignOutOthers: "Выйти на всех остальных устройствах",
+        .accountSessionEnded: "Сеанс завершён.",
+        .accountOthersEnded: "Все остальные сеансы завершены.",
+        .accountUnknownDevice: "Неизвестное устройство",
+        .accountSignOut: "Выйти",
         .signInTitle: "Вход", .signInTo: "чтобы продолжить в", .email: "Электронная почта", .password: "Пароль",
         .signIn: "Войти", .badCredentials: "Неверная электронная почта или пароль.",
         .throttled: "Слишком много попыток. Подождите несколько минут и попробуйте снова.",
@@ -215,6 +280,46 @@ extension PageLanguage {
         "website": ("Website", "Сайт"), "zoneinfo": ("Time zone", "Часовой пояс"), "locale": ("Language", "Язык"),
         "address.locality": ("City", "Город"), "address.country": ("Country", "Страна"), "address.postal_code": ("Postal code", "Почтовый индекс"),
         "address.region": ("Region", "Регион"), "address.street_address": ("Street address", "Улица, дом"),
+        "address": ("Address", "Адрес"), "place_of_birth": ("Place of birth", "Место рождения"),
+        "place_of_work": ("Place of work", "Место работы"),
+    ]
+
+    /// A claim's name for a form: its own label, else the words of the scope that releases only
+    /// it (`inn`: "Taxpayer number (INN)"), else the claim.
+    public func claimLabel(_ claim: String) -> String {
+        if let label = Self.claimLabels[claim] { return self == .ru ? label.1 : label.0 }
+        return ScopeCatalogue.all.first { $0.claims == [claim] }?.description.text(rawValue) ?? claim
+    }
+
+    /// A structured claim's member's name (`issued_by`: "Issued by").
+    public func memberLabel(_ member: String) -> String {
+        if let label = Self.memberLabels[member] { return self == .ru ? label.1 : label.0 }
+        return member.replacingOccurrences(of: "_", with: " ").capitalized
+    }
+
+    /// The words of one option of a choice (`gender` 1: "Male"; a yes/no claim: "Yes").
+    public func optionLabel(name: String, value: String) -> String {
+        switch (name.hasSuffix("gender"), value) {
+        case (_, ""): self == .ru ? "Не указано" : "Not set"
+        case (true, "1"): self == .ru ? "Мужской" : "Male"
+        case (true, "2"): self == .ru ? "Женский" : "Female"
+        case (_, "true"): self == .ru ? "Да" : "Yes"
+        case (_, "false"): self == .ru ? "Нет" : "No"
+        default: value
+        }
+    }
+
+    static let memberLabels: [String: (String, String)] = [
+        "formatted": ("Full address", "Адрес целиком"), "full_address": ("Full address", "Адрес целиком"),
+        "street_address": ("Street address", "Улица, дом"), "street": ("Street", "Улица"), "house": ("House", "Дом"),
+        "building": ("Building", "Строение"), "bulk": ("Block", "Корпус"), "apartment": ("Apartment", "Квартира"),
+        "settlement": ("Settlement", "Населённый пункт"), "city": ("City", "Город"), "district": ("District", "Район"),
+        "locality": ("City", "Город"), "region": ("Region", "Регион"), "post_index": ("Postal code", "Почтовый индекс"),
+        "postal_code": ("Postal code", "Почтовый индекс"), "country": ("Country", "Страна"), "fias_code": ("FIAS code", "Код ФИАС"),
+        "series": ("Series", "Серия"), "number": ("Number", "Номер"), "issued_by": ("Issued by", "Кем выдан"),
+        "issued_date": ("Date of issue", "Дата выдачи"), "planned_end_date": ("Valid until", "Действует до"),
+        "code": ("Code", "Код"), "name": ("Name", "Имя"), "surname": ("Surname", "Фамилия"), "type": ("Type", "Тип"),
+        "country_code": ("Country code", "Код страны"), "country_name": ("Country", "Страна"), "description": ("Description", "Описание"),
     ]
 
     /// How a scope is described on the consent page: the catalogue's words, or the scope

@@ -227,20 +227,41 @@ public struct PageRenderer: Sendable {
         ], language: language)
     }
 
-    func account(language: PageLanguage, email: String, apps: [AccountPageApp], csrf: String,
-                 identities: [[String: Any]] = [], connect: [LoginProvider] = []) -> String {
-        render("account", [
-            "identitiesTitle": language.text(.accountIdentities), "noIdentities": language.text(.accountNoIdentities),
-            "identities": identities.map { $0.merging(["csrf": csrf, "remove": language.text(.accountRemoveIdentity)]) { a, _ in a } },
-            "connect": connect.map { ["id": $0.id, "label": language.text(.connect) + " " + $0.name, "csrf": csrf] as [String: Any] },
-            "deleteTitle": language.text(.accountDelete), "deleteConfirm": language.text(.accountDeleteConfirm),
-            "deleteButton": language.text(.accountDeleteButton), "csrf": csrf,
-            "title": language.text(.accountTitle), "signedInAs": language.text(.consentSignedInAs), "email": email,
+    func account(_ page: AccountPage, language: PageLanguage) -> String {
+        let csrf = page.csrf
+        let user = page.user
+        var values: [String: Any] = [
+            "wideCard": true, "csrf": csrf, "notice": page.notice ?? "", "formError": page.formError ?? "",
+            "title": language.text(.accountTitle), "signedInAs": language.text(.consentSignedInAs), "email": user.email,
+            "emailTitle": language.text(.accountEmail),
+            "emailState": language.text(user.emailVerified ? .accountEmailVerified : .accountEmailUnverified),
+            "profileTitle": language.text(.accountProfile), "profileFields": page.profileFields,
+            "profileClaims": ProfileForm.listed(page.profileFields),
+            "profileSave": language.text(.accountProfileSave), "optional": language.text(.optional),
+            "sensitiveLocked": page.profileFields.contains { $0["locked"] as? Bool == true } ? language.text(.accountSensitiveLocked) : "",
+            "confirmToEdit": language.text(.accountConfirmToEdit),
+            "passwordTitle": language.text(.accountPassword),
+            "passwordState": language.text(user.passwordHash != nil ? .accountHasPassword : .accountNoPassword),
+            "hasPassword": user.passwordHash != nil, "currentLabel": language.text(.accountCurrentPassword),
+            "currentHint": page.recentSignIn ? language.text(.accountCurrentPasswordHint) : "",
+            "currentError": page.passwordErrors["current"] ?? "", "newLabel": language.text(.newPasswordLabel),
+            "newError": page.passwordErrors["new"] ?? "", "newHint": page.passwordHint,
+            "passwordSubmit": language.text(user.passwordHash != nil ? .accountChangePassword : .accountSetPassword),
+            "removePassword": page.canRemovePassword ? language.text(.accountRemovePassword) : "",
+            "sessionsTitle": language.text(.accountSessions), "sessions": page.sessions,
+            "signOutOthers": page.sessions.count > 1 ? language.text(.accountSignOutOthers) : "",
             "appsTitle": language.text(.accountApps), "noApps": language.text(.accountNoApps),
-            "apps": apps.map { ["name": $0.name, "clientID": $0.clientID, "scopes": $0.scopes, "csrf": csrf,
-                                "revoke": language.text(.accountRevoke)] as [String: Any] },
-            "signOut": language.text(.logoutConfirm),
-        ], language: language)
+            "apps": page.apps.map { ["name": $0.name, "clientID": $0.clientID, "scopes": $0.scopes, "csrf": csrf,
+                                     "revoke": language.text(.accountRevoke)] as [String: Any] },
+            "identitiesTitle": language.text(.accountIdentities), "noIdentities": language.text(.accountNoIdentities),
+            "identities": page.identities.map { $0.merging(["csrf": csrf, "remove": language.text(.accountRemoveIdentity)]) { a, _ in a } },
+            "connect": page.connect.map { ["id": $0.id, "label": language.text(.connect) + " " + $0.name, "csrf": csrf] as [String: Any] },
+            "deleteTitle": language.text(.accountDelete), "deleteConfirm": language.text(.accountDeleteConfirm),
+            "deleteButton": language.text(.accountDeleteButton),
+            "signOut": language.text(.accountSignOut),
+        ]
+        if page.passwordErrors["current"] != nil { values["currentFocus"] = true } else if page.passwordErrors["new"] != nil { values["newFocus"] = true }
+        return render("account", values, language: language)
     }
 
     func error(language: PageLanguage, error: OAuthError, intro: String? = nil) -> String {

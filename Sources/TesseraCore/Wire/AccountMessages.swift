@@ -1,0 +1,121 @@
+/// The account API's messages (`account_api_endpoint`, docs/account.md): what a first-party app
+/// reads and sends to let its signed-in user look after their own account. The server encodes
+/// and decodes them; the SDK's `AccountClient` the other way round.
+
+/// `GET /account/v1.0/profile`, and the answer of a change: the account as its owner sees it.
+public struct AccountProfile: Codable, Sendable, Equatable {
+    public var sub: String
+    public var email: String
+    public var emailVerified: Bool
+    /// Whether the account has a password (it may sign in by code, link or provider only).
+    public var hasPassword: Bool
+    /// The profile's claims by name (the catalogue's: `given_name`, `birthdate`, `address`…).
+    public var claims: [String: JSONValue]
+    public var updatedAt: Int64
+
+    public init(sub: String, email: String, emailVerified: Bool, hasPassword: Bool, claims: [String: JSONValue], updatedAt: Int64) {
+        self.sub = sub
+        self.email = email
+        self.emailVerified = emailVerified
+        self.hasPassword = hasPassword
+        self.claims = claims
+        self.updatedAt = updatedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case sub, email, claims
+        case emailVerified = "email_verified", hasPassword = "has_password", updatedAt = "updated_at"
+    }
+}
+
+/// `POST /account/v1.0/password`: a new password, with the current one when the account has
+/// one (or a sign-in within the server's `reauthenticate-after` instead).
+public struct AccountPasswordChange: Codable, Sendable, Equatable {
+    public var currentPassword: String?
+    public var newPassword: String
+
+    public init(currentPassword: String?, newPassword: String) {
+        self.currentPassword = currentPassword
+        self.newPassword = newPassword
+    }
+
+    enum CodingKeys: String, CodingKey { case currentPassword = "current_password", newPassword = "new_password" }
+}
+
+/// One browser session of the user (`GET /account/v1.0/sessions`).
+public struct AccountSession: Codable, Sendable, Equatable {
+    /// The session's id (the ID tokens' `sid`): `DELETE /account/v1.0/sessions/{id}` ends it.
+    public var id: String
+    /// How the user signed in (`pwd`, `otp`, `email`, `fed`).
+    public var amr: [String]
+    public var authTime: Int64
+    public var createdAt: Int64
+    /// When it was last used, to the minute.
+    public var lastSeenAt: Int64
+    public var expiresAt: Int64
+    public var userAgent: String?
+    public var ipAddress: String?
+
+    public init(id: String, amr: [String], authTime: Int64, createdAt: Int64, lastSeenAt: Int64, expiresAt: Int64, userAgent: String?,
+                ipAddress: String?) {
+        self.id = id
+        self.amr = amr
+        self.authTime = authTime
+        self.createdAt = createdAt
+        self.lastSeenAt = lastSeenAt
+        self.expiresAt = expiresAt
+        self.userAgent = userAgent
+        self.ipAddress = ipAddress
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, amr
+        case authTime = "auth_time", createdAt = "created_at", lastSeenAt = "last_seen_at", expiresAt = "expires_at"
+        case userAgent = "user_agent", ipAddress = "ip_address"
+    }
+}
+
+/// `GET /account/v1.0/sessions`: the live browser sessions, the latest sign-in first.
+public struct AccountSessionList: Codable, Sendable, Equatable {
+    public var sessions: [AccountSession]
+    public init(sessions: [AccountSession]) { self.sessions = sessions }
+}
+
+/// The account API's refusals: `error` (a code below), `error_description` in words, and for
+/// profile changes every claim refused with its reason.
+public struct AccountAPIError: Codable, Sendable, Equatable, Error {
+    public var error: String
+    public var errorDescription: String?
+    /// `invalid_claims`: the reason for each claim refused.
+    public var invalidClaims: [String: String]?
+    /// `insufficient_user_authentication`: the sign-in must be at most this many seconds old (RFC 9470).
+    public var maxAge: Int64?
+
+    public init(error: String, errorDescription: String?, invalidClaims: [String: String]? = nil, maxAge: Int64? = nil) {
+        self.error = error
+        self.errorDescription = errorDescription
+        self.invalidClaims = invalidClaims
+        self.maxAge = maxAge
+    }
+
+    /// A value that doesn't fit its claim, an unknown claim, or one the server maintains (400).
+    public static let invalidClaimsCode = "invalid_claims"
+    /// The change needs a recent sign-in: sign in again (`max_age`) and retry (401, RFC 9470).
+    public static let insufficientUserAuthentication = "insufficient_user_authentication"
+    /// The current password is wrong (403), or its checks are throttled (`password_throttled`, 429).
+    public static let wrongPassword = "wrong_password"
+    public static let passwordThrottled = "password_throttled"
+    /// The new password is refused by the policy (400; the reason in `error_description`).
+    public static let passwordTooWeak = "password_too_weak"
+    /// Removing the password would leave no way to sign in (409).
+    public static let lastWayIn = "last_way_in"
+    /// The account changed meanwhile (another device, an administrator): read it and retry (409).
+    public static let conflict = "conflict"
+    /// No live session of the user has this id (404).
+    public static let notFound = "not_found"
+
+    enum CodingKeys: String, CodingKey {
+        case error
+        case errorDescription = "error_description", invalidClaims = "invalid_claims", maxAge = "max_age"
+    }
+}

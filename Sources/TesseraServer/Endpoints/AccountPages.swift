@@ -1,0 +1,240 @@
+import Foundation
+import Hummingbird
+import TesseraCore
+import TesseraDomain
+
+/// What the account page shows: the person's profile form, password, sessions, apps and
+/// providers, with a notice after a change and each refusal next to its field.
+struct AccountPage {
+    var user: User
+    var csrf: String
+    var recentSignIn: Bool
+    var notice: String?
+    var formError: String?
+    var profileFields: [[String: Any]]
+    /// `current` / `new`: a refusal next to the password fields.
+    var passwordErrors: [String: String] = [:]
+    var passwordHint: String
+    var canRemovePassword: Bool
+    var sessions: [[String: Any]]
+    var apps: [AccountPageApp]
+    var identities: [[String: Any]]
+    var connect: [LoginProvider]
+}
+
+/// The account page's forms: the profile, the password, the sessions. Each is a POST with
+/// the page's CSRF token from a signed-in browser, answered by a redirect back to the page
+/// with a notice (`/account?done=…`), or by the page again with what was refused.
+extension AccountEndpoint {
+    static let notices: [String: PageLanguage.Key] = [
+        "profile": .accountProfileSaved, "password": .accountPasswordChanged, "password-removed": .accountPasswordRemoved,
+        "session": .accountSessionEnded, "sessions": .accountOthersEnded,
+    ]
+
+    func registerForms(on router: Router<TesseraRequestContext>) {
+        router.post("/account/profile") { request, context in try await form(request, context, saveProfile) }
+        router.post("/account/password") { request, context in try await form(request, context, changePassword) }
+        router.post("/account/password/remove") { request, context in try await form(request, context, removePassword) }
+        router.post("/account/sessions/end") { request, context in try await form(request, context, endSession) }
+        router.post("/account/sessions/end-others") { request, context in try await form(request, context, endOtherSessions) }
+        router.get("/account/confirm") { request, _ in try await confirmPage(request) }
+    }
+
+    /// The signed-in browser's account, and the proof it has.
+    struct SignedIn {
+        var session: BrowserSession
+        var user: User
+        var form: RequestParameters
+        var language: PageLanguage
+        var owner: SelfService.Owner
+        var recentSignIn: Bool
+    }
+
+    /// Runs `body` for a form posted from the account page of a signed-in browser; otherwise
+    /// the page saying the session expired.
+    func form(_ request: Request, _ context: TesseraRequestContext, _ body: (Request, SignedIn) async throws -> Response) async throws -> Response {
+        var request = request
+        let form = try await request.formParameters()
+        let language = language(request)
+        guard services.csrf.isValid(form["csrf_token"], request: request),
+              let (session, user) = try await BrowserSessions(services: services).signedIn(request) else {
+            return Responses.html(services.pages.error(language: language, error: OAuthError(.invalidRequest),
+                                                       intro: language.text(.sessionExpired)), status: .badRequest)
+        }
+        let owner = SelfService.Owner(user: user, authTime: session.authTime, sid: session.sid,
+                                      origin: .init(address: context.addressKey, device: services.deviceCookies.device(in: request)),
+                                      language: language)
+        let recent = session.isRecent(now: services.clock.now(), within: services.configuration.reauthenticateAfter)
+        return try await body(request, SignedIn(session: session, user: user, form: form, language: language, owner: owner, recentSignIn: recent))
+    }
+
+    func done(_ notice: String) -> Response { Responses.redirect("/account?done=" + notice, status: .seeOther) }
+
+    func saveProfile(_ request: Request, _ signedIn: SignedIn) async throws -> Response {
+        let claims = ProfileForm.claims(of: signedIn.user)
+        let changes = ProfileForm.changes(from: signedIn.form, claims: claims)
+        do {
+            _ = try await services.selfService.updateProfile(signedIn.owner, changes: changes, recentSignIn: signedIn.recentSignIn)
+            return done("profile")
+        } catch .invalidClaims(let problems) {
+            return try await page(request, signedIn.user, session: signedIn.session, typed: signedIn.form, problems: problems,
+                                  formError: signedIn.language.text(.formHasErrors), status: .badRequest)
+        } catch .recentSignInRequired {
+            return reauthenticationPage(request, user: signedIn.user, reason: .reauthProfile, message: nil, status: .ok)
+        } catch .changedMeanwhile {
+            return try await page(request, signedIn.user, session: signedIn.session, typed: signedIn.form,
+                                  formError: signedIn.language.text(.sessionExpired), status: .conflict)
+        } catch .store(let error) {
+            throw error
+        } catch {
+            return try await page(request, signedIn.user, session: signedIn.session, typed: signedIn.form,
+                                  formError: signedIn.language.text(.busy), status: .serviceUnavailable)
+        }
+    }
+
+    func changePassword(_ request: Request, _ signedIn: SignedIn) async throws -> Response {
+        let language = signedIn.language
+        func refused(_ field: String, _ text: String, _ status: HTTPResponse.Status) async throws -> Response {
+            try await page(request, signedIn.user, session: signedIn.session, passwordErrors: [field: text], status: status)
+        }
+        do {
+            _ = try await services.selfService.changePassword(signedIn.owner, current: signedIn.form["current_password"],
+                                                              to: signedIn.form["new_password"] ?? "", recentSignIn: signedIn.recentSignIn)
+            return done("password")
+        } catch .recentSignInRequired {
+            if signedIn.user.passwordHash != nil { return try await refused("current", language.text(.accountCurrentPasswordRequired), .badRequest) }
+            return reauthenticationPage(request, user: signedIn.user, reason: .reauthPassword, message: nil, status: .ok)
+        } catch .currentPassword(let failure) {
+            let text = failure == .badCredentials ? language.text(.wrongPassword) : language.text(failure.pageText)
+            return try await refused("current", text, failure.status)
+        } catch .weakPassword(let violation, _) {
+            return try await refused("new", PasswordResetPages.text(violation, language), .badRequest)
+        } catch .busy {
+            return try await refused("new", language.text(.busy), .serviceUnavailable)
+        } catch .store(let error) {
+            throw error
+        } catch {
+            return try await refused("new", language.text(.busy), .serviceUnavailable)
+        }
+    }
+
+    func removePassword(_ request: Request, _ signedIn: SignedIn) async throws -> Response {
+        do {
+            _ = try await services.selfService.removePassword(signedIn.owner, recentSignIn: signedIn.recentSignIn)
+            return done("password-removed")
+        } catch .recentSignInRequired {
+            return reauthenticationPage(request, user: signedIn.user, reason: .reauthPassword, message: nil, status: .ok)
+        } catch .lastWayIn {
+            return try await page(request, signedIn.user, session: signedIn.session,
+                                  passwordErrors: ["new": signedIn.language.text(.accountPasswordLastWay)], status: .conflict)
+        } catch .store(let error) {
+            throw error
+        } catch {
+            return try await page(request, signedIn.user, session: signedIn.session, formError: signedIn.language.text(.busy),
+                                  status: .serviceUnavailable)
+        }
+    }
+
+    func endSession(_ request: Request, _ signedIn: SignedIn) async throws -> Response {
+        let sid = signedIn.form["sid"] ?? ""
+        _ = try await services.selfService.endSession(signedIn.owner, sid: sid)
+        if sid == signedIn.session.sid {
+            var response = Responses.redirect("/account", status: .seeOther)
+            response.setCookie(BrowserSessions(services: services).clearingCookie)
+            return response
+        }
+        return done("session")
+    }
+
+    func endOtherSessions(_ request: Request, _ signedIn: SignedIn) async throws -> Response {
+        _ = try await services.selfService.endOtherSessions(signedIn.owner)
+        return done("sessions")
+    }
+
+    /// "Confirm it's you" before a sensitive change, asked for from the page itself.
+    func confirmPage(_ request: Request) async throws -> Response {
+        guard let (_, user) = try await BrowserSessions(services: services).signedIn(request) else {
+            return Responses.redirect("/account", status: .seeOther)
+        }
+        let reason: PageLanguage.Key = request.uri.queryParameters["reason"] == "password" ? .reauthPassword : .reauthProfile
+        return reauthenticationPage(request, user: user, reason: reason, message: nil, status: .ok)
+    }
+
+    // MARK: The page
+
+    /// The account page of `user`: `typed` and `problems` show a refused profile form again.
+    func page(_ request: Request, _ user: User, session: BrowserSession, typed: RequestParameters? = nil, problems: [String: String] = [:],
+              passwordErrors: [String: String] = [:], formError: String? = nil, notice: String? = nil,
+              status: HTTPResponse.Status = .ok) async throws -> Response {
+        let language = language(request)
+        let (csrf, cookie) = services.csrf.token(for: request)
+        let recent = session.isRecent(now: services.clock.now(), within: services.configuration.reauthenticateAfter)
+        var apps: [AccountPageApp] = []
+        for (consent, name) in try await services.accounts.apps(of: user.id) {
+            let ordered = consent.scopes.values.sorted { ScopeCatalogue.order($0) < ScopeCatalogue.order($1) }
+            apps.append(AccountPageApp(clientID: consent.clientID, name: name, scopes: ordered.map { scope in
+                var item: [String: Any] = ["text": language.describe(scope: scope)]
+                if ScopeCatalogue.definition(scope)?.sensitive == true { item["sensitive"] = language.text(.scopeSensitive) }
+                return item
+            }))
+        }
+        let names = Dictionary(uniqueKeysWithValues: services.federation.ordered.map { ($0.id, $0.settings.name) })
+        let linkedIdentities = try await services.accounts.identities(of: user.id)
+        let identities: [[String: Any]] = linkedIdentities.map { identity in
+            ["name": names[identity.providerID] ?? identity.providerID, "provider": identity.providerID, "email": identity.email ?? ""]
+        }
+        let linked = Set(linkedIdentities.map(\.providerID))
+        let sessions = try await services.selfService.sessions(of: user).map { other -> [String: Any] in
+            [
+                "sid": other.sid, "device": Self.deviceSummary(other.device.userAgent) ?? language.text(.accountUnknownDevice),
+                "address": other.device.address ?? "", "current": other.sid == session.sid, "csrf": csrf,
+                "thisBrowser": language.text(.accountThisBrowser),
+                "signedInAt": language.text(.accountSignedInAt).replacingOccurrences(of: "{time}", with: language.time(other.authTime)),
+                "lastSeen": language.text(.accountLastSeen).replacingOccurrences(of: "{time}", with: language.time(other.lastSeenAt)),
+                "signOut": language.text(.accountSignOutSession),
+            ]
+        }
+        let policy = PasswordPolicy()
+        let model = AccountPage(
+            user: user, csrf: csrf, recentSignIn: recent, notice: notice, formError: formError,
+            profileFields: ProfileForm.fields(ProfileForm.claims(of: user), user: user, typed: typed, problems: problems, recentSignIn: recent,
+                                              language: language),
+            passwordErrors: passwordErrors,
+            passwordHint: language == .ru ? "Не короче \(policy.minimumLength) символов." : "At least \(policy.minimumLength) characters.",
+            canRemovePassword: user.passwordHash != nil && (user.emailVerified || !linkedIdentities.isEmpty),
+            sessions: sessions, apps: apps, identities: identities,
+            connect: services.federation.loginProviders.filter { !linked.contains($0.id) })
+        var response = Responses.html(services.pages.account(model, language: language), status: status,
+                                      formTargets: services.federation.ordered.map(\.authorizationOrigin))
+        if let cookie { response.setCookie(cookie) }
+        return response
+    }
+
+    /// "Firefox on Linux", from a `User-Agent`; nil when nothing in it is recognised.
+    static func deviceSummary(_ userAgent: String?) -> String? {
+        guard let agent = userAgent, !agent.isEmpty else { return nil }
+        let browsers = [("Edg/", "Edge"), ("OPR/", "Opera"), ("YaBrowser/", "Yandex Browser"), ("Firefox/", "Firefox"),
+                        ("Chrome/", "Chrome"), ("Safari/", "Safari"), ("curl/", "curl"), ("python-requests", "Python")]
+        let systems = [("iPhone", "iOS"), ("iPad", "iPadOS"), ("Android", "Android"), ("Windows", "Windows"), ("Mac OS X", "macOS"),
+                       ("CrOS", "ChromeOS"), ("Linux", "Linux")]
+        let browser = browsers.first { agent.contains($0.0) }?.1
+        let system = systems.first { agent.contains($0.0) }?.1
+        switch (browser, system) {
+        case (let browser?, let system?): return "\(browser) · \(system)"
+        case (let browser?, nil): return browser
+        case (nil, let system?): return system
+        default: return String(agent.prefix(40))
+        }
+    }
+}
+
+extension PageLanguage {
+    /// A moment as people read it, in UTC: "27 Nov 2026, 03:15 UTC".
+    func time(_ unix: Int64) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: self == .ru ? "ru_RU" : "en_GB")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "d MMM yyyy, HH:mm"
+        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(unix))) + " UTC"
+    }
+}
