@@ -421,6 +421,19 @@ enum Migrations {
             "ALTER TABLE sessions ADD COLUMN address TEXT",
             "ALTER TABLE sessions ADD COLUMN last_seen_at BIGINT",
         ]),
+        // A change of address waits here for the code mailed to the new one.
+        Migration(version: 20, name: "email_changes", statements: [
+            """
+            CREATE TABLE email_changes (
+                id TEXT PRIMARY KEY,
+                user_id TEXT NOT NULL UNIQUE REFERENCES users(id) ON DELETE CASCADE,
+                new_email TEXT NOT NULL,
+                code_hash TEXT NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL)
+            """,
+        ]),
     ]
 
     /// PostgreSQL's advisory-lock key for migrations (a fixed number, "tessera" in ASCII).

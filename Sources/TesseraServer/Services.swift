@@ -133,7 +133,8 @@ public final class Services: Sendable {
         logout = Logout(tokenIssuer: tokenIssuer, clients: store, sessions: sessions, deviceSessions: deviceSessions)
         accounts = Accounts(users: store, clients: store, consents: store, identities: store, audit: audit, clock: clock)
         selfService = SelfService(store: store, passwords: passwords, policy: PasswordPolicy(), passwordSignIn: passwordSignIn,
-                                  mail: flows.mail, audit: audit, clock: clock)
+                                  mail: flows.mail, codes: configuration.nativeAuth, mailLimits: flows.mailLimits, audit: audit,
+                                  clock: clock)
         clients = Clients(store: store)
         clientAdministration = ClientAdministration(store: store, audit: audit, clock: clock)
         userAdministration = UserAdministration(store: store, passwords: passwords, policy: PasswordPolicy(), audit: audit, clock: clock)

@@ -89,6 +89,7 @@ struct TypedEmailTests {
         .oneTimeCode(code: "48213975", minutes: 10), .signUpCode(code: "48213975", minutes: 10),
         .signInCode(code: "48213975", minutes: 10), .passwordResetCode(code: "48213975", minutes: 10), .accountExists,
         .passwordChanged, .signInLink(link: "https://login.example.com/emaillink/v1.0/signin?oob_code=x", minutes: 60),
+        .emailChangeCode(code: "48213975", minutes: 10), .emailChangeTaken, .emailChanged(newEmail: "ann@example.org"),
     ]
 
     @Test("every email names a built-in template and fills it in, in each language", arguments: all, PageLanguage.allCases)
@@ -103,7 +104,8 @@ struct TypedEmailTests {
             #expect(message.text.contains("alice@example.com") && message.text.contains("login.example.com"))
         }
         switch email {
-        case .accountExists, .passwordChanged: #expect(!message.text.contains("48213975"))
+        case .accountExists, .passwordChanged, .emailChangeTaken: #expect(!message.text.contains("48213975"))
+        case .emailChanged: #expect(message.text.contains("ann@example.org") && !message.text.contains("48213975"))
         case .signInLink: #expect(message.text.contains("oob_code=x"))
         default: #expect(message.text.contains("48213975"))
         }

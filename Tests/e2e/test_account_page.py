@@ -232,3 +232,48 @@ def test_the_account_page_on_a_phone_and_a_desktop_in_both_languages(site, brows
             screenshot(browser, artifacts, f"{language}-{device}", width)
         overflow = browser.execute_script("return document.documentElement.scrollWidth > document.documentElement.clientWidth")
         assert not overflow, "nothing wider than the page"
+
+
+def test_the_address_is_changed_by_a_code_sent_to_the_new_one_and_the_old_one_is_told(site, browser, sink):
+    server = site
+    email = new_person(server)
+    new_email = f"{random_token(6).lower()}@moved.example"
+    sign_in(browser, server, email)
+    field(browser, "new_email").send_keys(email)
+    submit(browser, "/account/email")
+    assert browser.find_element(By.ID, "email-error").text == "Enter an email address other than your current one."
+    field(browser, "new_email").send_keys(new_email)
+    submit(browser, "/account/email")
+    assert "We sent a code to" in browser.find_element(By.CSS_SELECTOR, "form[action='/account/email/confirm'] [role=status]").text
+    mail = sink.next_to(new_email)
+    assert mail.subject == "Confirm your new email address"
+    code = mail.code()
+    wrong = "0" * len(code) if code != "0" * len(code) else "1" * len(code)
+    field(browser, "code").send_keys(wrong)
+    submit(browser, "/account/email/confirm")
+    assert browser.find_element(By.ID, "email-error").text.startswith("The code is not right. Attempts left:")
+    assert browser.switch_to.active_element == field(browser, "code")
+    before = len(sink.to(email))
+    field(browser, "code").send_keys(code)
+    submit(browser, "/account/email/confirm")
+    assert notice(browser) == "Your email address was changed. The old address was told."
+    assert new_email in browser.find_element(By.ID, "email-title").find_element(By.XPATH, "..").text
+    told = sink.next_to(email, before)
+    assert told.subject == "Your account's email address was changed" and new_email in told.text
+    assert login_status(server, new_email, PASSWORD) == 303 and login_status(server, email, PASSWORD) == 401
+    assert any(f"email changed from {email} to {new_email}" in (event.get("detail") or "") for event in audit_events(server, new_email))
+
+
+def test_moving_to_an_address_with_an_account_looks_the_same_and_changes_nothing(site, browser, sink):
+    server = site
+    email, taken = new_person(server), new_person(server)
+    sign_in(browser, server, email)
+    field(browser, "new_email").send_keys(taken)
+    submit(browser, "/account/email")
+    assert "We sent a code to" in browser.find_element(By.CSS_SELECTOR, "form[action='/account/email/confirm'] [role=status]").text
+    mail = sink.next_to(taken)
+    assert mail.subject == "Someone tried to move an account to this address" and mail.code() is None
+    field(browser, "code").send_keys("12345678")
+    submit(browser, "/account/email/confirm")
+    assert browser.find_element(By.ID, "email-error").text.startswith("The code is not right")
+    assert user(server, email)["email"] == email and user(server, taken)["email"] == taken

@@ -42,6 +42,43 @@ public struct AccountPasswordChange: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey { case currentPassword = "current_password", newPassword = "new_password" }
 }
 
+/// `POST /account/v1.0/email`: the address the account should move to (a code goes there).
+public struct AccountEmailChange: Codable, Sendable, Equatable {
+    public var newEmail: String
+    public init(newEmail: String) { self.newEmail = newEmail }
+    enum CodingKeys: String, CodingKey { case newEmail = "new_email" }
+}
+
+/// The answer of `POST /account/v1.0/email` (202): the change waits for the code.
+public struct AccountEmailChangeStarted: Codable, Sendable, Equatable {
+    /// Goes back with the code.
+    public var changeID: String
+    /// The new address, masked, to show ("we sent a code to a***e@e*****e.com").
+    public var target: String
+    public var codeLength: Int
+    public var expiresIn: Int64
+
+    public init(changeID: String, target: String, codeLength: Int, expiresIn: Int64) {
+        self.changeID = changeID
+        self.target = target
+        self.codeLength = codeLength
+        self.expiresIn = expiresIn
+    }
+
+    enum CodingKeys: String, CodingKey { case changeID = "change_id", target, codeLength = "code_length", expiresIn = "expires_in" }
+}
+
+/// `POST /account/v1.0/email/confirm`: the code from the new address.
+public struct AccountEmailConfirmation: Codable, Sendable, Equatable {
+    public var changeID: String
+    public var code: String
+    public init(changeID: String, code: String) {
+        self.changeID = changeID
+        self.code = code
+    }
+    enum CodingKeys: String, CodingKey { case changeID = "change_id", code }
+}
+
 /// One browser session of the user (`GET /account/v1.0/sessions`).
 public struct AccountSession: Codable, Sendable, Equatable {
     /// The session's id (the ID tokens' `sid`): `DELETE /account/v1.0/sessions/{id}` ends it.
@@ -113,6 +150,14 @@ public struct AccountAPIError: Codable, Sendable, Equatable, Error {
     public static let conflict = "conflict"
     /// No live session of the user has this id (404).
     public static let notFound = "not_found"
+    /// The new address is not an email address, or is the account's own (400).
+    public static let invalidAddress = "invalid_address"
+    /// Too many codes went to the address or from the network in the last hour (429).
+    public static let tooManyCodes = "too_many_codes"
+    /// The code is wrong; `error_description` says how many tries are left (400).
+    public static let wrongCode = "wrong_code"
+    /// The change is unknown, used, or its code expired or was tried too often: start again (400).
+    public static let expiredChange = "expired_change"
 
     enum CodingKeys: String, CodingKey {
         case error

@@ -51,6 +51,8 @@ public enum TesseraPath {
     public static let accountProfile = "/account/v1.0/profile"
     /// The password: `POST` sets or changes it, `DELETE` removes it.
     public static let accountPassword = "/account/v1.0/password"
+    /// The address: `POST` mails a code to a new one; `POST …/email/confirm` with the code moves the account there.
+    public static let accountEmail = "/account/v1.0/email"
     /// The browser sessions: `GET` lists them; `DELETE …/sessions/{id}` ends one.
     public static let accountSessions = "/account/v1.0/sessions"
     /// The account itself: `DELETE` deletes it (a recent sign-in required).

@@ -1,7 +1,8 @@
 import TesseraCore
 
 /// The stores a person's own changes to their account read and write.
-public typealias SelfServiceStores = UserStore & SessionStore & IdentityStore & GrantStore & AuditStore & StoreTransactions
+public typealias SelfServiceStores = UserStore & SessionStore & IdentityStore & GrantStore & AuditStore & EmailChangeStore
+    & StoreTransactions
 
 /// What people do to their own account, from the account page or an app through the account
 /// API (docs/account.md): edit their profile, set, change or remove their password, see and
@@ -17,13 +18,18 @@ package struct SelfService: Sendable {
     let policy: PasswordPolicy
     let passwordSignIn: PasswordSignIn
     let mail: FlowMail
+    /// The one-time codes' length, lifetime and attempts, and the hourly mail limits (a new address's code).
+    let codes: NativeAuthSettings
+    let mailLimits: MailLimits
     let audit: AuditTrail
     let clock: WallClock
 
     package init(store: any SelfServiceStores, passwords: PasswordHasher, policy: PasswordPolicy, passwordSignIn: PasswordSignIn,
-                 mail: FlowMail, audit: AuditTrail, clock: WallClock) {
+                 mail: FlowMail, codes: NativeAuthSettings, mailLimits: MailLimits, audit: AuditTrail, clock: WallClock) {
         self.store = store
         self.mail = mail
+        self.codes = codes
+        self.mailLimits = mailLimits
         self.passwords = passwords
         self.policy = policy
         self.passwordSignIn = passwordSignIn
@@ -217,5 +223,13 @@ package enum SelfServiceError: Error, Sendable {
     case changedMeanwhile
     /// The password-hashing queue is full: try again in a few seconds.
     case busy
+    /// A new address that is not an email address, or the one the account has.
+    case invalidAddress
+    /// Too many codes were mailed to the address or from the network in the last hour.
+    case tooManyCodes
+    /// The code is wrong; `attemptsLeft` more may be tried (0: start again).
+    case wrongCode(attemptsLeft: Int)
+    /// The change is unknown, used, another account's, or its code expired: start again.
+    case expiredChange
     case store(any Error)
 }

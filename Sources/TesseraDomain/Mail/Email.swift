@@ -13,6 +13,12 @@ public enum Email: Sendable, Equatable {
     case passwordChanged
     /// An email sign-in link, valid `minutes`.
     case signInLink(link: String, minutes: Int)
+    /// A code that proves a new address an account is moving to.
+    case emailChangeCode(code: String, minutes: Int)
+    /// Sent instead of the code when the new address has an account of its own.
+    case emailChangeTaken
+    /// Tells the old address that the account moved to `newEmail`.
+    case emailChanged(newEmail: String)
 
     /// The template's name in ``MailTemplates/builtIn``.
     public var templateName: String {
@@ -24,21 +30,27 @@ public enum Email: Sendable, Equatable {
         case .accountExists: "account-exists"
         case .passwordChanged: "password-changed"
         case .signInLink: "sign-in-link"
+        case .emailChangeCode: "email-change-code"
+        case .emailChangeTaken: "email-change-taken"
+        case .emailChanged: "email-changed"
         }
     }
 
     /// The name of every template an ``Email`` can choose: what `Resources/mail/` must hold.
     static let everyTemplateName = [Email.oneTimeCode(code: "", minutes: nil), .signUpCode(code: "", minutes: 0),
                                     .signInCode(code: "", minutes: 0), .passwordResetCode(code: "", minutes: 0), .accountExists,
-                                    .passwordChanged, .signInLink(link: "", minutes: 0)].map(\.templateName)
+                                    .passwordChanged, .signInLink(link: "", minutes: 0), .emailChangeCode(code: "", minutes: 0), .emailChangeTaken,
+                                    .emailChanged(newEmail: "")].map(\.templateName)
 
     /// The values the template reads, besides `email` and `issuer_host`, which every email has.
     var values: [String: Any] {
         switch self {
         case .oneTimeCode(let code, let minutes): minutes.map { ["code": code, "minutes": $0] } ?? ["code": code]
-        case .signUpCode(let code, let minutes), .signInCode(let code, let minutes), .passwordResetCode(let code, let minutes):
+        case .signUpCode(let code, let minutes), .signInCode(let code, let minutes), .passwordResetCode(let code, let minutes),
+             .emailChangeCode(let code, let minutes):
             ["code": code, "minutes": minutes]
-        case .accountExists, .passwordChanged: [:]
+        case .accountExists, .passwordChanged, .emailChangeTaken: [:]
+        case .emailChanged(let newEmail): ["new_email": newEmail]
         case .signInLink(let link, let minutes): ["link": link, "minutes": minutes]
         }
     }

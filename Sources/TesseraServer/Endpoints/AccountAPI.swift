@@ -21,6 +21,8 @@ struct AccountAPI {
         router.patch(RouterPath(TesseraPath.accountProfile)) { request, context in try await call(request, context, updateProfile) }
         router.post(RouterPath(TesseraPath.accountPassword)) { request, context in try await call(request, context, changePassword) }
         router.delete(RouterPath(TesseraPath.accountPassword)) { request, context in try await call(request, context, removePassword) }
+        router.post(RouterPath(TesseraPath.accountEmail)) { request, context in try await call(request, context, startEmailChange) }
+        router.post(RouterPath(TesseraPath.accountEmail + "/confirm")) { request, context in try await call(request, context, confirmEmailChange) }
         router.get(RouterPath(TesseraPath.accountSessions)) { request, context in try await call(request, context, sessions) }
         router.delete(RouterPath(TesseraPath.accountSessions + "/:id")) { request, context in try await call(request, context, endSession) }
         router.delete(RouterPath(TesseraPath.account)) { request, context in try await call(request, context, deleteAccount) }
@@ -114,6 +116,23 @@ struct AccountAPI {
         return Response(status: .noContent, headers: Self.noStore)
     }
 
+    func startEmailChange(_ request: inout Request, _ context: TesseraRequestContext, _ caller: Caller) async throws -> Response {
+        guard let change = try? JSONDecoder().decode(AccountEmailChange.self, from: try await Self.body(&request)) else {
+            throw AccountAPIError(error: "invalid_request", errorDescription: "The body must be {\"new_email\": \"…\"}.")
+        }
+        let pending = try await selfService.startEmailChange(caller.owner, to: change.newEmail, recentSignIn: caller.recentSignIn)
+        return try Responses.json(AccountEmailChangeStarted(changeID: pending.id, target: pending.target, codeLength: pending.codeLength,
+                                                            expiresIn: pending.expiresIn), status: .accepted)
+    }
+
+    func confirmEmailChange(_ request: inout Request, _ context: TesseraRequestContext, _ caller: Caller) async throws -> Response {
+        guard let confirmation = try? JSONDecoder().decode(AccountEmailConfirmation.self, from: try await Self.body(&request)) else {
+            throw AccountAPIError(error: "invalid_request", errorDescription: "The body must be {\"change_id\": \"…\", \"code\": \"…\"}.")
+        }
+        let user = try await selfService.confirmEmailChange(caller.owner, id: confirmation.changeID, code: confirmation.code)
+        return try Responses.json(Self.profile(of: user))
+    }
+
     func sessions(_ request: inout Request, _ context: TesseraRequestContext, _ caller: Caller) async throws -> Response {
         let sessions = try await selfService.sessions(of: caller.user).map(Self.wire)
         return try Responses.json(AccountSessionList(sessions: sessions))
@@ -197,6 +216,18 @@ struct AccountAPI {
                                           errorDescription: "The password is the account's only way to sign in: verify the address or link a provider first."))
         case .changedMeanwhile:
             return answer(AccountAPIError(error: AccountAPIError.conflict, errorDescription: "The account changed meanwhile: read it again and retry."))
+        case .invalidAddress:
+            return answer(AccountAPIError(error: AccountAPIError.invalidAddress,
+                                          errorDescription: "new_email must be an email address other than the account's own."))
+        case .tooManyCodes:
+            return answer(AccountAPIError(error: AccountAPIError.tooManyCodes,
+                                          errorDescription: "Too many codes were sent to this address or from this network: try again later."))
+        case .wrongCode(let left):
+            return answer(AccountAPIError(error: AccountAPIError.wrongCode,
+                                          errorDescription: "The code is wrong: \(left) more \(left == 1 ? "try" : "tries") before it stops working."))
+        case .expiredChange:
+            return answer(AccountAPIError(error: AccountAPIError.expiredChange,
+                                          errorDescription: "The change is unknown, used, or its code expired or was tried too often: start again."))
         case .store(let error):
             return unavailable(error)
         }
@@ -206,7 +237,7 @@ struct AccountAPI {
         let status: HTTPResponse.Status = switch error.error {
         case AccountAPIError.insufficientUserAuthentication: .unauthorized
         case AccountAPIError.wrongPassword: .forbidden
-        case AccountAPIError.passwordThrottled: .tooManyRequests
+        case AccountAPIError.passwordThrottled, AccountAPIError.tooManyCodes: .tooManyRequests
         case AccountAPIError.lastWayIn, AccountAPIError.conflict: .conflict
         case AccountAPIError.notFound: .notFound
         case "temporarily_unavailable": .serviceUnavailable

@@ -14,6 +14,9 @@ struct AccountPage {
     var profileFields: [[String: Any]]
     /// `current` / `new`: a refusal next to the password fields.
     var passwordErrors: [String: String] = [:]
+    /// A change of address waiting for its code, and a refusal next to the address or code field.
+    var emailChange: SelfService.PendingChange?
+    var emailError: String?
     var passwordHint: String
     var canRemovePassword: Bool
     var sessions: [[String: Any]]
@@ -28,7 +31,7 @@ struct AccountPage {
 extension AccountEndpoint {
     static let notices: [String: PageLanguage.Key] = [
         "profile": .accountProfileSaved, "password": .accountPasswordChanged, "password-removed": .accountPasswordRemoved,
-        "session": .accountSessionEnded, "sessions": .accountOthersEnded,
+        "session": .accountSessionEnded, "sessions": .accountOthersEnded, "email": .accountEmailChanged,
     ]
 
     func registerForms(on router: Router<TesseraRequestContext>) {
@@ -37,6 +40,8 @@ extension AccountEndpoint {
         router.post("/account/password/remove") { request, context in try await form(request, context, removePassword) }
         router.post("/account/sessions/end") { request, context in try await form(request, context, endSession) }
         router.post("/account/sessions/end-others") { request, context in try await form(request, context, endOtherSessions) }
+        router.post("/account/email") { request, context in try await form(request, context, startEmailChange) }
+        router.post("/account/email/confirm") { request, context in try await form(request, context, confirmEmailChange) }
         router.get("/account/confirm") { request, _ in try await confirmPage(request) }
     }
 
@@ -135,6 +140,49 @@ extension AccountEndpoint {
         }
     }
 
+    func startEmailChange(_ request: Request, _ signedIn: SignedIn) async throws -> Response {
+        let language = signedIn.language
+        func refused(_ key: PageLanguage.Key, _ status: HTTPResponse.Status) async throws -> Response {
+            try await page(request, signedIn.user, session: signedIn.session, emailError: language.text(key), status: status)
+        }
+        let pending: SelfService.PendingChange
+        do {
+            pending = try await services.selfService.startEmailChange(signedIn.owner, to: signedIn.form["new_email"] ?? "",
+                                                                      recentSignIn: signedIn.recentSignIn)
+        } catch .invalidAddress {
+            return try await refused(.accountEmailInvalid, .badRequest)
+        } catch .recentSignInRequired {
+            return reauthenticationPage(request, user: signedIn.user, reason: .reauthEmail, message: nil, status: .ok)
+        } catch .tooManyCodes {
+            return try await refused(.accountEmailThrottled, .tooManyRequests)
+        } catch .store(let error) {
+            throw error
+        } catch {
+            return try await refused(.busy, .serviceUnavailable)
+        }
+        return try await page(request, signedIn.user, session: signedIn.session, emailChange: pending)
+    }
+
+    func confirmEmailChange(_ request: Request, _ signedIn: SignedIn) async throws -> Response {
+        let language = signedIn.language
+        let id = signedIn.form["change_id"] ?? ""
+        do {
+            _ = try await services.selfService.confirmEmailChange(signedIn.owner, id: id, code: signedIn.form["code"] ?? "")
+            return done("email")
+        } catch .wrongCode(let left) {
+            let pending = try await services.selfService.pendingEmailChange(signedIn.owner, id: id)
+            let text = left > 0 ? language.text(.codeWrongLeft).replacingOccurrences(of: "{left}", with: String(left))
+                : language.text(.accountEmailExpired)
+            return try await page(request, signedIn.user, session: signedIn.session, emailChange: left > 0 ? pending : nil, emailError: text,
+                                  status: .badRequest)
+        } catch .store(let error) {
+            throw error
+        } catch {
+            return try await page(request, signedIn.user, session: signedIn.session, emailError: language.text(.accountEmailExpired),
+                                  status: .badRequest)
+        }
+    }
+
     func endSession(_ request: Request, _ signedIn: SignedIn) async throws -> Response {
         let sid = signedIn.form["sid"] ?? ""
         _ = try await services.selfService.endSession(signedIn.owner, sid: sid)
@@ -156,7 +204,11 @@ extension AccountEndpoint {
         guard let (_, user) = try await BrowserSessions(services: services).signedIn(request) else {
             return Responses.redirect("/account", status: .seeOther)
         }
-        let reason: PageLanguage.Key = request.uri.queryParameters["reason"] == "password" ? .reauthPassword : .reauthProfile
+        let reason: PageLanguage.Key = switch request.uri.queryParameters["reason"] {
+        case "password": .reauthPassword
+        case "email": .reauthEmail
+        default: .reauthProfile
+        }
         return reauthenticationPage(request, user: user, reason: reason, message: nil, status: .ok)
     }
 
@@ -164,7 +216,8 @@ extension AccountEndpoint {
 
     /// The account page of `user`: `typed` and `problems` show a refused profile form again.
     func page(_ request: Request, _ user: User, session: BrowserSession, typed: RequestParameters? = nil, problems: [String: String] = [:],
-              passwordErrors: [String: String] = [:], formError: String? = nil, notice: String? = nil,
+              passwordErrors: [String: String] = [:], emailChange: SelfService.PendingChange? = nil, emailError: String? = nil,
+              formError: String? = nil, notice: String? = nil,
               status: HTTPResponse.Status = .ok) async throws -> Response {
         let language = language(request)
         let (csrf, cookie) = services.csrf.token(for: request)
@@ -199,7 +252,7 @@ extension AccountEndpoint {
             user: user, csrf: csrf, recentSignIn: recent, notice: notice, formError: formError,
             profileFields: ProfileForm.fields(ProfileForm.claims(of: user), user: user, typed: typed, problems: problems, recentSignIn: recent,
                                               language: language),
-            passwordErrors: passwordErrors,
+            passwordErrors: passwordErrors, emailChange: emailChange, emailError: emailError,
             passwordHint: language == .ru ? "Не короче \(policy.minimumLength) символов." : "At least \(policy.minimumLength) characters.",
             canRemovePassword: user.passwordHash != nil && (user.emailVerified || !linkedIdentities.isEmpty),
             sessions: sessions, apps: apps, identities: identities,

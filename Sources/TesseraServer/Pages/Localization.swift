@@ -31,10 +31,20 @@ extension PageLanguage {
         case createAccount, signUpTitle, signUpIntro, haveAccount, signUpCodeTitle, signUpCodeSentTo, signUpPasswordTitle
         case signUpPasswordIntro, signUpDetailsTitle, signUpDetailsIntro, signUpSubmit, optional, accountExists, attributeRequired
         case attributeInvalid, formHasErrors, signUpStartOver
+        case accountChangeEmail, accountNewEmail, accountEmailCodeSent, accountEmailConfirm, accountEmailChanged, accountEmailInvalid, accountEmailExpired, accountEmailThrottled, reauthEmail
         case accountProfile, accountProfileSave, accountProfileSaved, accountSensitiveLocked, accountConfirmToEdit, reauthProfile, reauthPassword, accountEmail, accountEmailVerified, accountEmailUnverified, accountPassword, accountHasPassword, accountNoPassword, accountCurrentPassword, accountCurrentPasswordHint, accountCurrentPasswordRequired, accountChangePassword, accountSetPassword, accountRemovePassword, accountPasswordChanged, accountPasswordRemoved, accountPasswordLastWay, accountSessions, accountThisBrowser, accountSignedInAt, accountLastSeen, accountSignOutSession, accountSignOutOthers, accountSessionEnded, accountOthersEnded, accountUnknownDevice, accountSignOut
     }
 
     static let english: [Key: String] = [
+        .accountChangeEmail: "Change the address",
+        .accountNewEmail: "New email address",
+        .accountEmailCodeSent: "We sent a code to {email}. Enter it here to move your account to that address.",
+        .accountEmailConfirm: "Confirm the new address",
+        .accountEmailChanged: "Your email address was changed. The old address was told.",
+        .accountEmailInvalid: "Enter an email address other than your current one.",
+        .accountEmailExpired: "The code expired or was tried too often: ask for a new one.",
+        .accountEmailThrottled: "Too many codes were sent to this address. Try again later.",
+        .reauthEmail: "To change your email address, sign in again first: your last sign-in was a while ago.",
         .accountProfile: "Profile",
         .accountProfileSave: "Save profile",
         .accountProfileSaved: "Your profile was saved.",
@@ -152,6 +162,15 @@ extension PageLanguage {
     ]
 
     static let russian: [Key: String] = [
+        .accountChangeEmail: "Сменить адрес",
+        .accountNewEmail: "Новый адрес электронной почты",
+        .accountEmailCodeSent: "Мы отправили код на {email}. Введите его, чтобы перенести учётную запись на этот адрес.",
+        .accountEmailConfirm: "Подтвердить новый адрес",
+        .accountEmailChanged: "Адрес электронной почты изменён. На старый адрес отправлено уведомление.",
+        .accountEmailInvalid: "Введите адрес электронной почты, отличный от текущего.",
+        .accountEmailExpired: "Код истёк или было слишком много попыток: запросите новый.",
+        .accountEmailThrottled: "На этот адрес отправлено слишком много кодов. Попробуйте позже.",
+        .reauthEmail: "Чтобы сменить адрес электронной почты, сначала войдите ещё раз: последний вход был давно.",
         .accountProfile: "Профиль",
         .accountProfileSave: "Сохранить профиль",
         .accountProfileSaved: "Профиль сохранён.",
