@@ -827,3 +827,23 @@ def new_chromium(width: int = 900, height: int = 1000):
     browser = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
     browser.set_page_load_timeout(60)
     return browser
+
+
+PHONE_WIDTH = 390
+
+
+def screenshot_both(driver, path: Path) -> None:
+    """The page as it is, whole, at the window's width (`path`) and at a phone's 390 px
+    (`…-phone.png`), the window's size restored after; a hosted page must fit the phone's width."""
+    width, height = driver.get_window_size()["width"], driver.get_window_size()["height"]
+    try:
+        for size, target in ((width, path), (PHONE_WIDTH, path.with_name(path.stem + "-phone.png"))):
+            driver.set_window_size(size, height)
+            full = driver.execute_script("return document.documentElement.scrollHeight")
+            driver.set_window_size(size, min(max(full + 120, height), 6000))
+            driver.save_screenshot(str(target))
+            if size == PHONE_WIDTH:
+                wide = driver.execute_script("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+                assert wide <= 0, f"{target.name}: the page is {wide} px wider than a phone"
+    finally:
+        driver.set_window_size(width, height)

@@ -13,7 +13,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from e2e_support import assert_tokens, query_url, random_token, s256
+from e2e_support import assert_tokens, query_url, random_token, s256, screenshot_both
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +43,7 @@ class Flow:
 
 
 def shot(driver, artifacts, name):
-    driver.save_screenshot(str(artifacts / f"{name}.png"))
+    screenshot_both(driver, artifacts / f"{name}.png")
 
 
 def wait_title(driver, prefix, timeout=30):

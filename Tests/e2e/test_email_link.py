@@ -30,7 +30,8 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from e2e_support import new_database, CLI, Client, Provider, TesseraServer, assert_tokens, parse_page, query_url, random_token, s256
+from e2e_support import (new_database, CLI, Client, Provider, TesseraServer, assert_tokens, parse_page, query_url, random_token, s256,
+                         screenshot_both)
 from smtp_sink import Mail, SMTPSink
 
 APP = "shop-app"
@@ -479,7 +480,7 @@ class Flow:
 
 
 def shot(driver, artifacts, name: str) -> None:
-    driver.save_screenshot(str(artifacts / f"email-link-{name}.png"))
+    screenshot_both(driver, artifacts / f"email-link-{name}.png")
 
 
 def wait_title(driver, prefix: str, timeout: float = 20) -> None:
