@@ -164,6 +164,96 @@ struct AccountAPIThroughSDKTests {
         }
     }
 
+    @Test("an address change mails a code to the new address; a wrong code is refused, the right one moves the account (verified) and tells the old address")
+    func changeEmail() async throws {
+        try await AccountLive.run { live in
+            let account = live.account(try await live.signInNatively())
+            let started = try await account.startEmailChange(to: "Alice.New@Example.com")
+            let newEmail = "alice.new@example.com"
+            #expect(started.target.contains("@") && !started.target.contains("alice.new") && started.codeLength > 0 && started.expiresIn > 0)
+            let mail = try #require(try await live.lastMail(to: newEmail))
+            #expect(mail.metadata["template"] == Email.emailChangeCode(code: "", minutes: 0).templateName)
+            let code = try #require(AccountLive.code(in: mail, length: started.codeLength))
+
+            let wrongCode = String(code.dropLast()) + (code.hasSuffix("0") ? "1" : "0")
+            let wrong = try await #require(throws: AccountError.self) {
+                try await account.confirmEmailChange(id: started.changeID, code: wrongCode)
+            }
+            #expect(wrong.code == .wrongCode && wrong.httpStatus == 400 && wrong.apiError?.error == "wrong_code")
+            #expect(wrong.reason.contains(/\d+ more tr/), "the description says how many tries are left: \(wrong.reason)")
+            #expect(try await account.profile().email == Self.email, "a wrong code changes nothing")
+            #expect(try await live.lastMail(to: Self.email) == nil)
+
+            live.clock.advance(by: 30)
+            let moved = try await account.confirmEmailChange(id: started.changeID, code: " \(code) ")
+            #expect(moved.email == newEmail && moved.emailVerified && moved.updatedAt == live.clock.clock.now())
+            #expect(try await account.profile() == moved, "the change is stored, not only answered")
+            let notice = try #require(try await live.lastMail(to: Self.email), "the old address is told")
+            #expect(notice.metadata["template"] == Email.emailChanged(newEmail: "").templateName && notice.text.contains(newEmail))
+
+            let used = try await #require(throws: AccountError.self) { try await account.confirmEmailChange(id: started.changeID, code: code) }
+            #expect(used.code == .expiredChange && used.httpStatus == 400, "a change is confirmed once")
+            guard case .completed = await live.native.signIn(username: newEmail, password: Self.password) else {
+                Issue.record("the new address must sign in"); return
+            }
+        }
+    }
+
+    @Test("an address change to the account's own address or to no address is an invalid address, and nothing is sent")
+    func changeEmailToInvalidAddress() async throws {
+        try await AccountLive.run { live in
+            let account = live.account(try await live.signInNatively())
+            for address in [Self.email, " ALICE@example.com", "alice.example.com", "alice@localhost", ""] {
+                let refused = try await #require(throws: AccountError.self) { try await account.startEmailChange(to: address) }
+                #expect(refused.code == .invalidAddress && refused.httpStatus == 400 && refused.apiError?.error == "invalid_address",
+                        "'\(address)': \(refused)")
+            }
+            #expect(try await live.lastMail(to: Self.email) == nil)
+            #expect(try await account.profile().email == Self.email)
+        }
+    }
+
+    @Test("an address change needs a recent sign-in: refused with max_age when the sign-in is old, and no code is sent")
+    func changeEmailNeedsRecentSignIn() async throws {
+        try await AccountLive.run { live in
+            let account = live.account(try await live.signInNatively())
+            live.clock.advance(by: 601)
+            let refused = try await #require(throws: AccountError.self) { try await account.startEmailChange(to: "alice.new@example.com") }
+            #expect(refused.code == .insufficientUserAuthentication && refused.httpStatus == 401 && refused.maxAge == 600)
+            #expect(try await live.lastMail(to: "alice.new@example.com") == nil)
+
+            let recent = live.account(try await live.signInNatively())
+            _ = try await recent.startEmailChange(to: "alice.new@example.com")
+            #expect(try await live.lastMail(to: "alice.new@example.com") != nil)
+        }
+    }
+
+    @Test("an address with an account of its own gets the same answer, a notice instead of a code, and no code moves the account there")
+    func changeEmailToTakenAddress() async throws {
+        try await AccountLive.run { live in
+            let bob = try await live.provider.createUser(email: "bob@example.com", password: nil, name: "Bob")
+            let account = live.account(try await live.signInNatively())
+            let free = try await account.startEmailChange(to: "alice.new@example.com")
+            let taken = try await account.startEmailChange(to: "bob@example.com")
+            #expect(taken.codeLength == free.codeLength && taken.expiresIn == free.expiresIn && taken.changeID != free.changeID)
+            #expect(taken.target.contains("@") && !taken.target.contains("bob"))
+
+            let notice = try #require(try await live.lastMail(to: "bob@example.com"))
+            #expect(notice.metadata["template"] == Email.emailChangeTaken.templateName)
+            #expect(AccountLive.code(in: notice, length: taken.codeLength) == nil, "the notice holds no code")
+            // The code mailed for another change doesn't fit this one either.
+            let freeMail = try #require(try await live.lastMail(to: "alice.new@example.com"))
+            let other = try #require(AccountLive.code(in: freeMail, length: free.codeLength))
+            for code in [String(repeating: "1", count: taken.codeLength), other] {
+                let refused = try await #require(throws: AccountError.self) { try await account.confirmEmailChange(id: taken.changeID, code: code) }
+                #expect(refused.code == .wrongCode && refused.httpStatus == 400)
+            }
+            #expect(try await account.profile().email == Self.email, "nothing changed")
+            #expect(try await live.provider.store.user(email: "bob@example.com")?.id == bob.id)
+            #expect(try await live.lastMail(to: Self.email) == nil, "the old address is told nothing: nothing moved")
+        }
+    }
+
     @Test("a provider that announces no account API is unsupported, and nothing is sent")
     func noAccountAPI() async throws {
         try await AccountLive.run { live in
@@ -205,6 +295,16 @@ struct AccountLive: Sendable {
             throw BrowserFailure("Alice's password sign-in failed")
         }
         return result
+    }
+
+    /// The newest message the provider's outbox holds for `address`.
+    func lastMail(to address: String) async throws -> OutboxMessage? {
+        try await provider.store.outboxMessages(recipient: address, limit: 1).first
+    }
+
+    /// The one-time code of `length` digits in `message`'s text, if it has one.
+    static func code(in message: OutboxMessage, length: Int) -> String? {
+        message.text.split(whereSeparator: { !$0.isNumber }).first { $0.count == length }.map(String.init)
     }
 
     /// The account API with the access token of `result`.

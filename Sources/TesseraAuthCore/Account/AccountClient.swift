@@ -2,8 +2,8 @@ import Foundation
 import TesseraCore
 
 /// The signed-in user's own account, from inside a first-party app: Tessera's account API
-/// (`account_api_endpoint`) — the profile, the password, the browser sessions, the linked ways
-/// in, and deleting the account (which Apple's App Store requires apps that create accounts to
+/// (`account_api_endpoint`) — the profile, the email address, the password, the browser
+/// sessions, the linked ways in, and deleting the account (which Apple's App Store requires apps that create accounts to
 /// offer in the app).
 ///
 /// ```swift
@@ -22,8 +22,8 @@ import TesseraCore
 ///
 /// Every call sends the user's access token as a bearer token (RFC 6750 §2.1); only tokens of
 /// the operator's first-party clients are accepted. Changing a sensitive claim (an address, a
-/// document, a tax number), the password without the current one, removing the password and
-/// deleting the account need a recent sign-in: the server then answers
+/// document, a tax number), the email address, the password without the current one, removing
+/// the password and deleting the account need a recent sign-in: the server then answers
 /// ``AccountError/Code/insufficientUserAuthentication`` with the ``AccountError/maxAge`` to sign
 /// in again with, and nothing changes.
 ///
@@ -107,6 +107,52 @@ public struct AccountClient: Sendable {
     ///   is linked (the password is the only way in); ``AccountError/Code/insufficientUserAuthentication``.
     public func removePassword() async throws(AccountError) {
         _ = try await send("DELETE", "/password", expecting: 204)
+    }
+
+    // MARK: Email address
+
+    /// Starts moving the account to the address `newEmail` (`POST …/email`): the server mails a
+    /// one-time code there, and ``confirmEmailChange(id:code:)`` with it makes the move, so nobody
+    /// moves an account to an address they can't read. Needs a recent sign-in: whoever controls
+    /// the address can reset the password, so a stolen token must not be enough to take it.
+    ///
+    /// An address that has an account of its own gets a notice instead of a code, and the answer
+    /// is the same (no code then matches): the form tells nobody which addresses have accounts.
+    ///
+    /// - Returns: the waiting change: ``AccountEmailChangeStarted/changeID`` goes back with the
+    ///   code; ``AccountEmailChangeStarted/target`` is the address masked, to show ("we sent a
+    ///   code to a***e@e*****e.com"); the code's length and its lifetime in seconds.
+    /// - Throws: ``AccountError/Code/invalidAddress`` when `newEmail` is not an address or is the
+    ///   account's own; ``AccountError/Code/insufficientUserAuthentication`` when the sign-in is
+    ///   older than ``AccountError/maxAge``; ``AccountError/Code/tooManyCodes``. Nothing is sent then.
+    public func startEmailChange(to newEmail: String) async throws(AccountError) -> AccountEmailChangeStarted {
+        let body: Data
+        do { body = try JSONEncoder().encode(AccountEmailChange(newEmail: newEmail)) } catch {
+            throw AccountError(.invalidRequest, "the address change can't be encoded as JSON: \(error)")
+        }
+        return try await send("POST", "/email", body: body, contentType: "application/json", expecting: 202)
+            .decode(AccountEmailChangeStarted.self, "address change")
+    }
+
+    /// Confirms a change begun by ``startEmailChange(to:)`` with the code mailed to the new
+    /// address (`POST …/email/confirm`): the account takes the address, verified, and the old
+    /// address is told. No recent sign-in is needed: the code proves the new address, and the
+    /// start already asked for one. The ID token the app holds still names the old address.
+    ///
+    /// - Parameters:
+    ///   - id: the change's ``AccountEmailChangeStarted/changeID``.
+    ///   - code: the code as the user typed it (spaces around it are ignored).
+    /// - Returns: the account after the change.
+    /// - Throws: ``AccountError/Code/wrongCode`` (``AccountError/reason`` says how many tries are
+    ///   left); ``AccountError/Code/expiredChange`` when the change is unknown, used, expired or
+    ///   was tried too often: start again.
+    public func confirmEmailChange(id: String, code: String) async throws(AccountError) -> AccountProfile {
+        let body: Data
+        do { body = try JSONEncoder().encode(AccountEmailConfirmation(changeID: id, code: code)) } catch {
+            throw AccountError(.invalidRequest, "the confirmation can't be encoded as JSON: \(error)")
+        }
+        return try await send("POST", "/email/confirm", body: body, contentType: "application/json")
+            .decode(AccountProfile.self, "profile")
     }
 
     // MARK: Sessions

@@ -21,7 +21,7 @@ public struct AccountError: Error, Sendable, Equatable, CustomStringConvertible 
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case invalidClaims, insufficientUserAuthentication, wrongPassword, passwordThrottled, passwordTooWeak, lastWayIn,
-                 conflict, notFound, invalidToken, insufficientScope, invalidRequest, temporarilyUnavailable, refused,
+                 conflict, notFound, invalidAddress, tooManyCodes, wrongCode, expiredChange, invalidToken, insufficientScope, invalidRequest, temporarilyUnavailable, refused,
                  unsupported, notSignedIn, network, cancelled, discovery, invalidResponse
         }
         private let base: Base
@@ -48,6 +48,18 @@ public struct AccountError: Error, Sendable, Equatable, CustomStringConvertible 
         public static let conflict = Code(.conflict)
         /// `not_found` (HTTP 404): the user has no live session of that id.
         public static let notFound = Code(.notFound)
+        /// `invalid_address` (HTTP 400): the new address is not an email address, or is the
+        /// account's own. No code was sent.
+        public static let invalidAddress = Code(.invalidAddress)
+        /// `too_many_codes` (HTTP 429): too many codes went to that address or from the user's
+        /// network in the last hour; try again later. No code was sent.
+        public static let tooManyCodes = Code(.tooManyCodes)
+        /// `wrong_code` (HTTP 400): the code doesn't match; ``AccountError/reason`` says how many
+        /// tries are left before the change ends. Nothing changed.
+        public static let wrongCode = Code(.wrongCode)
+        /// `expired_change` (HTTP 400): the address change is unknown, used, expired, or its code
+        /// was tried too often (or the address got an account of its own meanwhile): start again.
+        public static let expiredChange = Code(.expiredChange)
         /// `invalid_token` (HTTP 401, RFC 6750 §3.1): the access token is expired, revoked, or its
         /// account is gone or disabled; sign in again.
         public static let invalidToken = Code(.invalidToken)
@@ -89,6 +101,10 @@ public struct AccountError: Error, Sendable, Equatable, CustomStringConvertible 
             case AccountAPIError.lastWayIn: .lastWayIn
             case AccountAPIError.conflict: .conflict
             case AccountAPIError.notFound: .notFound
+            case AccountAPIError.invalidAddress: .invalidAddress
+            case AccountAPIError.tooManyCodes: .tooManyCodes
+            case AccountAPIError.wrongCode: .wrongCode
+            case AccountAPIError.expiredChange: .expiredChange
             case OAuthError.Code.invalidToken.rawValue: .invalidToken
             case OAuthError.Code.insufficientScope.rawValue: .insufficientScope
             case OAuthError.Code.invalidRequest.rawValue: .invalidRequest
