@@ -277,3 +277,22 @@ def test_moving_to_an_address_with_an_account_looks_the_same_and_changes_nothing
     submit(browser, "/account/email/confirm")
     assert browser.find_element(By.ID, "email-error").text.startswith("The code is not right")
     assert user(server, email)["email"] == email and user(server, taken)["email"] == taken
+
+
+def test_a_person_without_a_password_reaches_the_page_by_an_emailed_link(site, browser, sink):
+    server = site
+    email = f"{random_token(6).lower()}@nopassword.example"
+    server.cli.run("users", "add", email)
+    browser.get(server.issuer + "/account")
+    field(browser, "email").send_keys(email)
+    button = browser.find_element(By.CSS_SELECTOR, "button[formaction='/account/login/link']")
+    button.click()
+    WebDriverWait(browser, 30).until(expected_conditions.staleness_of(button))
+    assert email in browser.find_element(By.TAG_NAME, "main").text
+    link = re.search(r"https?://\S+/emaillink/v1\.0/signin\?\S+", sink.next_to(email).text).group(0)
+    browser.get(link)
+    submit_button = browser.find_element(By.CSS_SELECTOR, "form button[type=submit]")
+    submit_button.click()
+    WebDriverWait(browser, 30).until(expected_conditions.staleness_of(submit_button))
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Your account"
+    assert "Your account has no password" in browser.find_element(By.ID, "password-title").find_element(By.XPATH, "..").text

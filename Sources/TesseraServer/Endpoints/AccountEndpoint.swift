@@ -14,6 +14,7 @@ struct AccountEndpoint {
         router.post("/account/consents/revoke") { request, _ in try await revoke(request) }
         router.post("/account/reauth") { request, context in try await reauthenticate(request, context) }
         router.post("/account/reauth/link") { request, context in try await reauthenticationLink(request, context) }
+        router.post("/account/login/link") { request, context in try await loginLink(request, context) }
         registerForms(on: router)
     }
 
@@ -27,7 +28,8 @@ struct AccountEndpoint {
         guard let (session, user) = try await BrowserSessions(services: services).signedIn(request) else {
             let (csrf, cookie) = services.csrf.token(for: request)
             var response = Responses.html(services.pages.login(language: language, action: "/account/login", clientName: nil,
-                                                               interaction: nil, csrf: csrf, email: nil, message: message),
+                                                               interaction: nil, csrf: csrf, email: nil, message: message,
+                                                               linkAction: "/account/login/link"),
                                           status: message == nil ? .ok : .unauthorized)
             if let cookie { response.setCookie(cookie) }
             return response
@@ -111,21 +113,50 @@ struct AccountEndpoint {
     /// A sign-in link to the account's address, which comes back to the account page.
     func reauthenticationLink(_ request: Request, _ context: TesseraRequestContext) async throws -> Response {
         try await confirmationPost(request) { request, user, _, language in
-            let device = SecureRandom.token()
-            let links = services.emailLinks
-            let link = EmailLinks.SendRequest(email: user.email, continueURL: services.issuer + "/account", language: language,
-                                              deviceHash: tokenHash(device))
-            do {
-                try await links.send(link, clientID: EmailLinks.accountClientID, clientAddress: context.addressKey)
-            } catch FlowFailure.tooManyCodes {
-                return reauthenticationPage(request, user: user, reason: nil, message: language.text(.linkSendThrottled),
-                                            status: .tooManyRequests)
+            try await sendLink(to: user.email, context: context, language: language) {
+                reauthenticationPage(request, user: user, reason: nil, message: language.text(.linkSendThrottled), status: .tooManyRequests)
             }
-            var response = Responses.html(services.pages.emailLinkSent(language: language, email: user.email,
-                                                                       minutes: Int((links.lifetime + 59) / 60)))
-            response.setCookie(EmailLinkEndpoints(services: services).deviceCookie(device, maxAge: Int(links.lifetime)))
-            return response
         }
+    }
+
+    /// "Email me a sign-in link" on the account page's own sign-in form, for people without a
+    /// password (they signed up with a code, a link or a provider): the link signs them in and
+    /// comes back here. As on the hosted login, an address without an account gets a link that
+    /// creates it, so the answer tells nobody which addresses have accounts.
+    func loginLink(_ request: Request, _ context: TesseraRequestContext) async throws -> Response {
+        var request = request
+        let form = try await request.formParameters()
+        let language = language(request)
+        guard services.csrf.isValid(form["csrf_token"], request: request) else {
+            return Responses.html(services.pages.error(language: language, error: OAuthError(.invalidRequest),
+                                                       intro: language.text(.sessionExpired)), status: .badRequest)
+        }
+        let email = MailAddress.normalise(form["email"] ?? "")
+        guard MailAddress.isPlausible(email) else { return try await account(request, message: language.text(.enterEmail)) }
+        return try await sendLink(to: email, context: context, language: language) {
+            var page = try await account(request, message: language.text(.linkSendThrottled))
+            page.status = .tooManyRequests
+            return page
+        }
+    }
+
+    /// Mails a sign-in link to `email` that comes back to the account page, and answers "check
+    /// your email" with the cookie that recognises this browser when the link is opened here;
+    /// `throttled` answers when too many links went to the address or from the network.
+    func sendLink(to email: String, context: TesseraRequestContext, language: PageLanguage,
+                  throttled: () async throws -> Response) async throws -> Response {
+        let device = SecureRandom.token()
+        let links = services.emailLinks
+        let link = EmailLinks.SendRequest(email: email, continueURL: services.issuer + "/account", language: language,
+                                          deviceHash: tokenHash(device))
+        do {
+            try await links.send(link, clientID: EmailLinks.accountClientID, clientAddress: context.addressKey)
+        } catch FlowFailure.tooManyCodes {
+            return try await throttled()
+        }
+        var response = Responses.html(services.pages.emailLinkSent(language: language, email: email, minutes: Int((links.lifetime + 59) / 60)))
+        response.setCookie(EmailLinkEndpoints(services: services).deviceCookie(device, maxAge: Int(links.lifetime)))
+        return response
     }
 
     func revoke(_ request: Request) async throws -> Response {
