@@ -37,7 +37,7 @@ extension SelfService {
             try await mail.send(message, to: email, language: owner.language, flow: "email-change", expiresAt: change.expiresAt)
         } catch FlowFailure.tooManyCodes {
             throw .tooManyCodes
-        } catch { throw .store(error) }
+        } catch { throw .unavailable(error) }
         return PendingChange(id: id, target: EmailCodes.mask(email), newEmail: email, codeLength: codes.codeLength,
                              expiresIn: codes.codeLifetime)
     }
@@ -66,7 +66,7 @@ extension SelfService {
             let matches = entered.count == codes.codeLength && entered.allSatisfy { $0.isASCII && $0.isNumber }
                 && constantTimeEquals(Array(EmailCodes.codeHash(entered, flow: id).utf8), Array(change.codeHash.utf8))
             guard matches else { throw SelfServiceError.wrongCode(attemptsLeft: codes.maxCodeAttempts - used) }
-        } catch let error as SelfServiceError { throw error } catch { throw .store(error) }
+        } catch let error as SelfServiceError { throw error } catch { throw .unavailable(error) }
         let old = owner.user.email
         let event = AuditEvent(.userChanged, at: now, actor: .user, userID: owner.user.id, clientID: owner.origin.clientID,
                                email: change.newEmail, detail: "email changed from \(old) to \(change.newEmail) by the user")
@@ -78,7 +78,7 @@ extension SelfService {
             }
         } catch StoreError.duplicate {
             throw .expiredChange  // the address got an account of its own meanwhile
-        } catch { throw .store(error) }
+        } catch { throw .unavailable(error) }
         try? await mail.send(.emailChanged(newEmail: change.newEmail), to: old, language: owner.language, flow: "email-change", expiresAt: nil)
         var user = owner.user
         user.email = change.newEmail

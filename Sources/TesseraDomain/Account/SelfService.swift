@@ -107,7 +107,7 @@ package struct SelfService: Sendable {
         do {
             guard try await store.updateAccount(userID: user.id, profile: user.profile, roles: user.roles, now: user.updatedAt,
                                                 ifVersion: user.version) else { throw SelfServiceError.changedMeanwhile }
-        } catch let error as SelfServiceError { throw error } catch { throw .store(error) }
+        } catch let error as SelfServiceError { throw error } catch { throw .unavailable(error) }
         user.version += 1
         await audit.record(.userChanged, userID: user.id, clientID: owner.origin.clientID, email: user.email,
                            detail: "changed " + changed.map { "profile \($0)" }.joined(separator: ", ") + " by the user")
@@ -125,7 +125,7 @@ package struct SelfService: Sendable {
         if user.passwordHash != nil, !recentSignIn || !(current ?? "").isEmpty {
             guard let current, !current.isEmpty else { throw .recentSignInRequired("password") }
             let outcome: Result<User, PasswordSignIn.Failure>
-            do { outcome = try await passwordSignIn.signIn(email: user.email, password: current, from: owner.origin) } catch { throw .store(error) }
+            do { outcome = try await passwordSignIn.signIn(email: user.email, password: current, from: owner.origin) } catch { throw .unavailable(error) }
             if case .failure(let failure) = outcome { throw .currentPassword(failure) }
         } else if user.passwordHash == nil, !recentSignIn {
             throw .recentSignInRequired("password")
@@ -147,7 +147,7 @@ package struct SelfService: Sendable {
             user.passwordHash = hash
         } catch is PasswordHasher.Busy {
             throw .busy
-        } catch { throw .store(error) }
+        } catch { throw .unavailable(error) }
         user.version += 1
         try? await mail.send(.passwordChanged, to: user.email, language: owner.language, flow: "account", expiresAt: nil)
         return user
@@ -163,7 +163,7 @@ package struct SelfService: Sendable {
             let identities = try await store.identities(userID: user.id)
             guard user.emailVerified || !identities.isEmpty else { throw SelfServiceError.lastWayIn }
             try await store.removePassword(userID: user.id, now: clock.now())
-        } catch let error as SelfServiceError { throw error } catch { throw .store(error) }
+        } catch let error as SelfServiceError { throw error } catch { throw .unavailable(error) }
         await audit.record(.passwordSet, userID: user.id, clientID: owner.origin.clientID, email: user.email,
                            detail: "password removed by the user")
         user.passwordHash = nil
@@ -231,5 +231,6 @@ package enum SelfServiceError: Error, Sendable {
     case wrongCode(attemptsLeft: Int)
     /// The change is unknown, used, another account's, or its code expired: start again.
     case expiredChange
-    case store(any Error)
+    /// The database failed: nothing changed; try again shortly.
+    case unavailable(any Error)
 }

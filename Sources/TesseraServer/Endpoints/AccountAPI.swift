@@ -228,7 +228,7 @@ struct AccountAPI {
         case .expiredChange:
             return answer(AccountAPIError(error: AccountAPIError.expiredChange,
                                           errorDescription: "The change is unknown, used, or its code expired or was tried too often: start again."))
-        case .store(let error):
+        case .unavailable(let error):
             return unavailable(error)
         }
     }

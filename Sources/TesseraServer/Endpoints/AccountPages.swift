@@ -89,7 +89,7 @@ extension AccountEndpoint {
         } catch .changedMeanwhile {
             return try await page(request, signedIn.user, session: signedIn.session, typed: signedIn.form,
                                   formError: signedIn.language.text(.sessionExpired), status: .conflict)
-        } catch .store(let error) {
+        } catch .unavailable(let error) {
             throw error
         } catch {
             return try await page(request, signedIn.user, session: signedIn.session, typed: signedIn.form,
@@ -116,7 +116,7 @@ extension AccountEndpoint {
             return try await refused("new", PasswordResetPages.text(violation, language), .badRequest)
         } catch .busy {
             return try await refused("new", language.text(.busy), .serviceUnavailable)
-        } catch .store(let error) {
+        } catch .unavailable(let error) {
             throw error
         } catch {
             return try await refused("new", language.text(.busy), .serviceUnavailable)
@@ -132,7 +132,7 @@ extension AccountEndpoint {
         } catch .lastWayIn {
             return try await page(request, signedIn.user, session: signedIn.session,
                                   passwordErrors: ["new": signedIn.language.text(.accountPasswordLastWay)], status: .conflict)
-        } catch .store(let error) {
+        } catch .unavailable(let error) {
             throw error
         } catch {
             return try await page(request, signedIn.user, session: signedIn.session, formError: signedIn.language.text(.busy),
@@ -155,7 +155,7 @@ extension AccountEndpoint {
             return reauthenticationPage(request, user: signedIn.user, reason: .reauthEmail, message: nil, status: .ok)
         } catch .tooManyCodes {
             return try await refused(.accountEmailThrottled, .tooManyRequests)
-        } catch .store(let error) {
+        } catch .unavailable(let error) {
             throw error
         } catch {
             return try await refused(.busy, .serviceUnavailable)
@@ -175,7 +175,7 @@ extension AccountEndpoint {
                 : language.text(.accountEmailExpired)
             return try await page(request, signedIn.user, session: signedIn.session, emailChange: left > 0 ? pending : nil, emailError: text,
                                   status: .badRequest)
-        } catch .store(let error) {
+        } catch .unavailable(let error) {
             throw error
         } catch {
             return try await page(request, signedIn.user, session: signedIn.session, emailError: language.text(.accountEmailExpired),
