@@ -847,3 +847,20 @@ def screenshot_both(driver, path: Path) -> None:
                 assert wide <= 0, f"{target.name}: the page is {wide} px wider than a phone"
     finally:
         driver.set_window_size(width, height)
+
+
+def wait_for_next_page(driver, element, timeout: float = 30) -> None:
+    """Waits until `element` (a button just pressed) has left the document: the answer's page
+    replaced it. Chromium says so in more than one way (a stale reference, or a node that
+    "does not belong to the document"), so any refusal to read it counts."""
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def gone(_) -> bool:
+        try:
+            element.is_enabled()
+            return False
+        except WebDriverException:
+            return True
+
+    WebDriverWait(driver, timeout).until(gone)

@@ -34,13 +34,19 @@ import requests
 from selenium.webdriver.common.by import By
 
 from conftest import SERVER_ENV
-from test_browser import driver, shot, wait_title  # noqa: F401 (driver: the Chromium fixture)
+from test_browser import driver, wait_title  # noqa: F401 (driver: the Chromium fixture)
 from e2e_support import (CLI, ROOT, Client, Provider, TesseraServer, User, UserAgent, assert_oauth_error, assert_tokens,
                          new_database, query_rows, random_token, unverified_header)
 
 ADMIN_DOC = ROOT / "docs" / "admin.openapi.json"
 PASSWORD = "admin-api-password-0123"
 REDIRECT = "http://127.0.0.1:9/admin-callback"
+
+
+def shot(driver, artifacts, name: str) -> None:
+    """The console as an administrator sees it, on a desktop (it is a wide, table-first tool:
+    the hosted pages, not the console, are held to a phone's width)."""
+    driver.save_screenshot(str(artifacts / f"{name}.png"))
 
 
 @pytest.fixture(scope="module")

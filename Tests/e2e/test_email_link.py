@@ -31,7 +31,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from e2e_support import (new_database, CLI, Client, Provider, TesseraServer, assert_tokens, parse_page, query_url, random_token, s256,
-                         screenshot_both)
+                         screenshot_both, wait_for_next_page)
 from smtp_sink import Mail, SMTPSink
 
 APP = "shop-app"
@@ -782,7 +782,11 @@ def type_into(driver, name: str, value: str) -> None:
 
 
 def submit(driver, action: str) -> None:
-    driver.find_element(By.CSS_SELECTOR, f"form[action='{action}'] button[type=submit]:not([formaction])").click()
+    """Presses the form's button and waits for the page that answers it (the next page may
+    have the same title, so waiting for a title alone could read the old one)."""
+    button = driver.find_element(By.CSS_SELECTOR, f"form[action='{action}'] button[type=submit]:not([formaction])")
+    button.click()
+    wait_for_next_page(driver, button)
 
 
 def field_error(driver, name: str) -> str:
