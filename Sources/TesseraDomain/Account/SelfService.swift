@@ -160,8 +160,9 @@ package struct SelfService: Sendable {
         guard user.passwordHash != nil else { return user }
         guard recentSignIn else { throw .recentSignInRequired("password") }
         do {
-            let identities = try await store.identities(userID: user.id)
-            guard user.emailVerified || !identities.isEmpty else { throw SelfServiceError.lastWayIn }
+            guard Self.hasAnotherWayIn(user, identities: try await store.identities(userID: user.id)) else {
+                throw SelfServiceError.lastWayIn
+            }
             try await store.removePassword(userID: user.id, now: clock.now())
         } catch let error as SelfServiceError { throw error } catch { throw .unavailable(error) }
         await audit.record(.passwordSet, userID: user.id, clientID: owner.origin.clientID, email: user.email,
@@ -169,6 +170,12 @@ package struct SelfService: Sendable {
         user.passwordHash = nil
         user.version += 1
         return user
+    }
+
+    /// Whether the account can be opened without its password: a verified address (email codes
+    /// and links sign in with it) or a connected provider.
+    package static func hasAnotherWayIn(_ user: User, identities: [UpstreamIdentity]) -> Bool {
+        user.emailVerified || !identities.isEmpty
     }
 
     // MARK: Sessions

@@ -18,6 +18,12 @@ struct AccountEndpoint {
         registerForms(on: router)
     }
 
+    /// A form of the account page came without a valid CSRF token or session: it expired.
+    func expiredPage(_ language: PageLanguage) -> Response {
+        Responses.html(services.pages.error(language: language, error: OAuthError(.invalidRequest), intro: language.text(.sessionExpired)),
+                       status: .badRequest)
+    }
+
     func language(_ request: Request) -> PageLanguage {
         PageLanguage.negotiate(uiLocales: request.queryParameters["ui_locales"].map { [$0] } ?? [],
                                acceptLanguage: request.headers[.acceptLanguage])
@@ -43,8 +49,7 @@ struct AccountEndpoint {
         let form = try await request.formParameters()
         let language = language(request)
         guard services.csrf.isValid(form["csrf_token"], request: request) else {
-            return Responses.html(services.pages.error(language: language, error: OAuthError(.invalidRequest),
-                                                       intro: language.text(.sessionExpired)), status: .badRequest)
+            return expiredPage(language)
         }
         switch try await BrowserSessions(services: services).signIn(form: form, request: request, context: context, then: "/account") {
         case .success(let response):
@@ -85,8 +90,7 @@ struct AccountEndpoint {
         let language = language(request)
         guard services.csrf.isValid(form["csrf_token"], request: request),
               let (_, user) = try await BrowserSessions(services: services).signedIn(request) else {
-            return Responses.html(services.pages.error(language: language, error: OAuthError(.invalidRequest),
-                                                       intro: language.text(.sessionExpired)), status: .badRequest)
+            return expiredPage(language)
         }
         return try await body(request, user, form, language)
     }
@@ -128,8 +132,7 @@ struct AccountEndpoint {
         let form = try await request.formParameters()
         let language = language(request)
         guard services.csrf.isValid(form["csrf_token"], request: request) else {
-            return Responses.html(services.pages.error(language: language, error: OAuthError(.invalidRequest),
-                                                       intro: language.text(.sessionExpired)), status: .badRequest)
+            return expiredPage(language)
         }
         let email = MailAddress.normalise(form["email"] ?? "")
         guard MailAddress.isPlausible(email) else { return try await account(request, message: language.text(.enterEmail)) }
@@ -165,8 +168,7 @@ struct AccountEndpoint {
         guard services.csrf.isValid(form["csrf_token"], request: request),
               let session = try await BrowserSessions(services: services).current(request), let clientID = form["client_id"] else {
             let language = language(request)
-            return Responses.html(services.pages.error(language: language, error: OAuthError(.invalidRequest),
-                                                       intro: language.text(.sessionExpired)), status: .badRequest)
+            return expiredPage(language)
         }
         try await services.accounts.withdrawConsent(userID: session.userID, clientID: clientID)
         return Responses.redirect("/account", status: .seeOther)

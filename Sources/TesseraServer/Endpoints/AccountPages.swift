@@ -63,8 +63,7 @@ extension AccountEndpoint {
         let language = language(request)
         guard services.csrf.isValid(form["csrf_token"], request: request),
               let (session, user) = try await BrowserSessions(services: services).signedIn(request) else {
-            return Responses.html(services.pages.error(language: language, error: OAuthError(.invalidRequest),
-                                                       intro: language.text(.sessionExpired)), status: .badRequest)
+            return expiredPage(language)
         }
         let owner = SelfService.Owner(user: user, authTime: session.authTime, sid: session.sid,
                                       origin: .init(address: context.addressKey, device: services.deviceCookies.device(in: request)),
@@ -254,7 +253,7 @@ extension AccountEndpoint {
                                               language: language),
             passwordErrors: passwordErrors, emailChange: emailChange, emailError: emailError,
             passwordHint: language == .ru ? "Не короче \(policy.minimumLength) символов." : "At least \(policy.minimumLength) characters.",
-            canRemovePassword: user.passwordHash != nil && (user.emailVerified || !linkedIdentities.isEmpty),
+            canRemovePassword: user.passwordHash != nil && SelfService.hasAnotherWayIn(user, identities: linkedIdentities),
             sessions: sessions, apps: apps, identities: identities,
             connect: services.federation.loginProviders.filter { !linked.contains($0.id) })
         var response = Responses.html(services.pages.account(model, language: language), status: status,
