@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "TesseraServer", targets: ["TesseraServer"]),
         .library(name: "TesseraNode", targets: ["TesseraNode"]),
         .library(name: "TesseraAuth", targets: ["TesseraAuth"]),
+        .library(name: "TesseraWebAuthn", targets: ["TesseraWebAuthn"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
@@ -42,7 +43,8 @@ let package = Package(
         // Signals for operators: swift-metrics in the code, exported in Prometheus's format.
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
-        // Tests only (self-signed certificates for the SMTP TLS tests); already built for NIOSSL's and NIOExtras' graph.
+        // X.509: packed attestation's certificates (TesseraWebAuthn), and self-signed certificates for the SMTP TLS
+        // tests; already built for NIOSSL's and NIOExtras' graph.
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
     ],
     targets: [
@@ -54,6 +56,16 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
+        // WebAuthn's server side (passkeys): CBOR, authenticator data, COSE keys, attestation
+        // statements, the registration and assertion checks. Ours, small and fuzzed (Fuzz/).
+        .target(
+            name: "TesseraWebAuthn",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+            ]
+        ),
         // The provider's rules: models, store protocols, flows, grants, policies, the token
         // issuer, mail. No HTTP server and no SQL here (Hummingbird and SQLKit are absent from
         // its dependencies, so an import of either is a compile error).
@@ -61,6 +73,7 @@ let package = Package(
             name: "TesseraDomain",
             dependencies: [
                 "TesseraCore",
+                "TesseraWebAuthn",
                 // Upstream identity providers are OpenID providers to the server: it signs in
                 // to them with the SDK's relying-party code (discovery, JWKS, ID-token checks),
                 // over the SDK's HTTPTransport (TesseraInfrastructure's, on AsyncHTTPClient).
@@ -196,6 +209,7 @@ let package = Package(
                 .embedInCode("Resources/pages/adminkeys.mustache"),
                 .embedInCode("Resources/pages/adminaudit.mustache"),
                 .embedInCode("Resources/pages/tessera.css"),
+                .embedInCode("Resources/pages/passkeys.js"),
                 // The OpenAPI documents it serves: copies of docs/*.openapi.json (scripts/generate-openapi-source).
                 .embedInCode("Resources/openapi/native-auth.openapi.json"),
                 .embedInCode("Resources/openapi/admin.openapi.json"),
@@ -252,12 +266,19 @@ let package = Package(
                 "TesseraCore",
                 "TesseraDomain",
                 "TesseraSQL",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SQLKit", package: "sql-kit"),
             ],
             path: "Tests/TesseraTestSupport"
         ),
         .testTarget(name: "TesseraCoreTests", dependencies: ["TesseraCore"]),
+        .testTarget(name: "TesseraWebAuthnTests", dependencies: [
+            "TesseraWebAuthn",
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "CryptoExtras", package: "swift-crypto"),
+            .product(name: "X509", package: "swift-certificates"),
+        ]),
         // The domain's rules without HTTP: pure ones, and those over a real (in-memory) SQL store.
         .testTarget(
             name: "TesseraDomainTests",

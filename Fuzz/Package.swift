@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// libFuzzer targets for TesseraCore's parsers. Not part of the main build or CI:
+// libFuzzer targets for TesseraCore's and TesseraWebAuthn's parsers. Not part of the main build or CI:
 // `scripts/fuzz` builds this package with `-sanitize=fuzzer,address` and runs each target.
 let package = Package(
     name: "tessera-fuzz",
@@ -15,6 +15,7 @@ let package = Package(
         .executableTarget(name: "FuzzJOSE", dependencies: ["FuzzSupport", .product(name: "TesseraCore", package: "tessera")]),
         .executableTarget(name: "FuzzForm", dependencies: ["FuzzSupport", .product(name: "TesseraCore", package: "tessera")]),
         .executableTarget(name: "FuzzClaims", dependencies: ["FuzzSupport", .product(name: "TesseraCore", package: "tessera")]),
+        .executableTarget(name: "FuzzWebAuthn", dependencies: ["FuzzSupport", .product(name: "TesseraWebAuthn", package: "tessera")]),
     ],
     swiftLanguageModes: [.v6]
 )

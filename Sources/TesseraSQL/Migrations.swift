@@ -434,6 +434,35 @@ enum Migrations {
                 expires_at BIGINT NOT NULL)
             """,
         ]),
+        // Passkeys (WebAuthn credentials) and the challenges of their ceremonies, by hash.
+        Migration(version: 21, name: "passkeys", statements: [
+            """
+            CREATE TABLE passkeys (
+                id TEXT PRIMARY KEY,
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                public_key TEXT NOT NULL,
+                algorithm INTEGER NOT NULL,
+                sign_count BIGINT NOT NULL,
+                transports TEXT NOT NULL,
+                backup_eligible BOOLEAN NOT NULL,
+                backed_up BOOLEAN NOT NULL,
+                aaguid TEXT NOT NULL,
+                attestation_format TEXT NOT NULL,
+                name TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                last_used_at BIGINT,
+                suspended_at BIGINT)
+            """,
+            "CREATE INDEX passkeys_user ON passkeys (user_id)",
+            """
+            CREATE TABLE passkey_challenges (
+                hash TEXT PRIMARY KEY,
+                purpose TEXT NOT NULL,
+                user_id TEXT REFERENCES users(id) ON DELETE CASCADE,
+                binding TEXT,
+                expires_at BIGINT NOT NULL)
+            """,
+        ]),
     ]
 
     /// PostgreSQL's advisory-lock key for migrations (a fixed number, "tessera" in ASCII).

@@ -232,6 +232,7 @@ extension SQLStore: Housekeeping {
             try await db.raw("DELETE FROM client_assertions WHERE expires_at < \(bind: now)").run()
             try await db.raw("DELETE FROM native_flows WHERE expires_at < \(bind: now)").run()
             try await db.raw("DELETE FROM email_changes WHERE expires_at < \(bind: now)").run()
+            try await db.raw("DELETE FROM passkey_challenges WHERE expires_at < \(bind: now)").run()
             try await db.raw("DELETE FROM email_links WHERE expires_at < \(bind: horizon)").run()
             try await db.raw("DELETE FROM code_sends WHERE sent_at < \(bind: now - 86_400)").run()
             try await db.raw("DELETE FROM upstream_requests WHERE expires_at < \(bind: now)").run()

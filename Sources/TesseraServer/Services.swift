@@ -69,6 +69,8 @@ public final class Services: Sendable {
     package let accounts: Accounts
     /// What people change on their own account (the account page and API).
     package let selfService: SelfService
+    /// Passkeys: registering, signing in, looking after them.
+    package let passkeys: Passkeys
     /// The registered clients.
     package let clients: Clients
     /// What happened to accounts and clients (`audit_events`).
@@ -135,6 +137,10 @@ public final class Services: Sendable {
         selfService = SelfService(store: store, passwords: passwords, policy: PasswordPolicy(), passwordSignIn: passwordSignIn,
                                   mail: flows.mail, codes: configuration.nativeAuth, mailLimits: flows.mailLimits, audit: audit,
                                   clock: clock)
+        passkeys = Passkeys(store: store, settings: PasskeySettings(relyingPartyID: configuration.passkeyRPID,
+                                                                    relyingPartyName: configuration.branding.name,
+                                                                    origins: Set([configuration.issuerOrigin] + configuration.passkeyOrigins)),
+                            audit: audit, clock: clock)
         clients = Clients(store: store)
         clientAdministration = ClientAdministration(store: store, audit: audit, clock: clock)
         userAdministration = UserAdministration(store: store, passwords: passwords, policy: PasswordPolicy(), audit: audit, clock: clock)

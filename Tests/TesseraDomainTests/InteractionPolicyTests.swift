@@ -38,7 +38,7 @@ struct InteractionPolicyTests {
             #expect(policy.refusal(try await policy.need(none, client: client, signIn: nil), none)?.code == .loginRequired)
             var disabled = alice
             disabled.disabledAt = Self.now - 10
-            let need = try await policy.need(request(), client: client, signIn: .init(user: disabled, authTime: Self.now))
+            let need = try await policy.need(request(), client: client, signIn: .init(user: disabled, authTime: Self.now, amr: ["pwd"]))
             #expect(need == .signIn("The account is disabled."))
             #expect(policy.refusal(need, request()) == nil, "the login page may be shown")
             #expect(policy.refusal(need, request(), reauthenticate: false)?.code == .loginRequired, "but not again after a sign-in made for the request")
@@ -50,7 +50,7 @@ struct InteractionPolicyTests {
         try await withStore { store in
             let policy = try await policy(store)
             try await store.recordConsent(userID: alice.id, clientID: "app", scopes: ScopeSet(["openid", "email"]), now: Self.now)
-            let old = InteractionPolicy.SignIn(user: alice, authTime: Self.now - 600)
+            let old = InteractionPolicy.SignIn(user: alice, authTime: Self.now - 600, amr: ["pwd"])
             #expect(policy.reauthentication(request(), client: client, signIn: old) == nil)
             #expect(policy.reauthentication(request(prompt: ["login"]), client: client, signIn: old)?.contains("prompt=login") == true)
             #expect(policy.reauthentication(request(prompt: ["select_account"]), client: client, signIn: old) != nil)
@@ -59,9 +59,9 @@ struct InteractionPolicyTests {
             #expect(policy.reauthentication(request(maxAge: 600), client: client, signIn: old)?.contains("max_age") == true)
             #expect(policy.reauthentication(request(maxAge: 601), client: client, signIn: old) == nil)
             // Made after the request arrived (an approval after the push, a sign-in on the login page): fresh, even for max_age=0.
-            let since = InteractionPolicy.SignIn(user: alice, authTime: Self.now - 5, freshSince: Self.now - 30)
+            let since = InteractionPolicy.SignIn(user: alice, authTime: Self.now - 5, amr: ["pwd"], freshSince: Self.now - 30)
             #expect(try await policy.need(request(prompt: ["login"], maxAge: 0), client: client, signIn: since) == .nothing)
-            let before = InteractionPolicy.SignIn(user: alice, authTime: Self.now - 60, freshSince: Self.now - 30)
+            let before = InteractionPolicy.SignIn(user: alice, authTime: Self.now - 60, amr: ["pwd"], freshSince: Self.now - 30)
             #expect(policy.reauthentication(request(prompt: ["login"]), client: client, signIn: before) != nil)
         }
     }
@@ -70,7 +70,7 @@ struct InteractionPolicyTests {
     func anotherUser() async throws {
         try await withStore { store in
             let policy = try await policy(store)
-            let fresh = InteractionPolicy.SignIn(user: alice, authTime: Self.now, freshSince: Self.now)
+            let fresh = InteractionPolicy.SignIn(user: alice, authTime: Self.now, amr: ["pwd"], freshSince: Self.now)
             #expect(policy.reauthentication(request(hint: "u-bob"), client: client, signIn: fresh)?.contains("id_token_hint") == true)
             #expect(policy.reauthentication(request(hint: alice.id), client: client, signIn: fresh) == nil)
             var demanding = request()
@@ -83,7 +83,7 @@ struct InteractionPolicyTests {
     func consent() async throws {
         try await withStore { store in
             let policy = try await policy(store)
-            let signIn = InteractionPolicy.SignIn(user: alice, authTime: Self.now)
+            let signIn = InteractionPolicy.SignIn(user: alice, authTime: Self.now, amr: ["pwd"])
             #expect(try await policy.need(request(), client: client, signIn: signIn) == .consent(ScopeSet(["openid", "email"])))
             try await store.recordConsent(userID: alice.id, clientID: "app", scopes: ScopeSet(["openid"]), now: Self.now)
             #expect(try await policy.need(request(), client: client, signIn: signIn) == .consent(ScopeSet(["email"])))
@@ -97,5 +97,40 @@ struct InteractionPolicyTests {
             try await store.recordConsent(userID: alice.id, clientID: "app", scopes: ScopeSet(["email"]), now: Self.now)
             #expect(try await policy.need(request(), client: client, signIn: signIn) == .nothing)
         }
+    }
+
+    @Test("an essential acr the sign-in doesn't reach asks for a stronger one: the login page, or unmet_authentication_requirements after a sign-in made for the request")
+    func essentialContext() async throws {
+        try await withStore { store in
+            let policy = try await policy(store)
+            var demanding = request()
+            demanding.claims = ClaimsRequest(userinfo: nil, idToken: ["acr": .init(essential: true, values: [.string("phr")])])
+            let password = InteractionPolicy.SignIn(user: alice, authTime: Self.now, amr: ["pwd"], freshSince: Self.now)
+            let need = try await policy.need(demanding, client: client, signIn: password)
+            guard case .strongerSignIn(let reason) = need else { Issue.record("expected a stronger sign-in, got \(need)"); return }
+            #expect(reason.contains("phr") && reason.contains("urn:tessera:acr:1fa"))
+            #expect(policy.refusal(need, demanding) == nil, "the login page may be shown")
+            #expect(policy.refusal(need, demanding, reauthenticate: false)?.code.rawValue == "unmet_authentication_requirements")
+            let passkey = InteractionPolicy.SignIn(user: alice, authTime: Self.now, amr: ["hwk", "pin", "mfa"], freshSince: Self.now)
+            #expect(try await policy.need(demanding, client: client, signIn: passkey) != need)
+            // Voluntary acr_values ask nothing of the sign-in: the ID token names what it reached.
+            var voluntary = request()
+            voluntary.claims = ClaimsRequest(userinfo: nil, idToken: ["acr": .init(values: [.string("phr")])])
+            #expect(try await policy.need(voluntary, client: client, signIn: password) == policy.need(request(), client: client, signIn: password))
+        }
+    }
+
+    @Test("the class a sign-in reached: the first requested one it reaches, else the strongest")
+    func achievedContext() {
+        let hardware = AuthenticationContext.passkeyMethods(userVerified: true, synced: false)
+        let synced = AuthenticationContext.passkeyMethods(userVerified: true, synced: true)
+        let presence = AuthenticationContext.passkeyMethods(userVerified: false, synced: true)
+        #expect(hardware == ["hwk", "pin", "mfa"] && synced == ["swk", "pin", "mfa"] && presence == ["swk", "user"])
+        #expect(AuthenticationContext.achieved(amr: hardware) == "phrh")
+        #expect(AuthenticationContext.achieved(amr: synced) == "phr")
+        #expect(AuthenticationContext.achieved(amr: synced, requested: ["phrh", "urn:tessera:acr:mfa"]) == "urn:tessera:acr:mfa")
+        #expect(AuthenticationContext.achieved(amr: presence, requested: ["urn:tessera:acr:mfa"]) == "phr", "not requested, but true")
+        #expect(AuthenticationContext.achieved(amr: ["pwd"], requested: ["phr"]) == "urn:tessera:acr:1fa")
+        #expect(AuthenticationContext.achieved(amr: ["pwd", "otp"]) == "urn:tessera:acr:1fa", "a password and an emailed code are not two factors here")
     }
 }

@@ -160,7 +160,7 @@ struct AuthorizationTests {
             #expect(posted.field("code") != nil && posted.field("state") == "st-1" && posted.field("iss") == provider.issuer)
             let csp = posted.headers[.contentSecurityPolicy] ?? ""
             #expect(csp.contains("form-action 'self' https://app.example.com;"))
-            #expect(csp.contains("script-src 'nonce-"))
+            #expect(csp.contains("script-src 'self' 'nonce-"))
         }
     }
 

@@ -69,7 +69,7 @@ def test_response_mode_form_post_returns_an_auto_submitting_form(op, alice_agent
     assert form.fields["state"] == result.sent["state"] and form.fields["iss"] == op.issuer
     assert result.page.scripts >= 1, "the form should submit itself"
     csp = result.response.headers["Content-Security-Policy"]
-    assert "script-src 'nonce-" in csp and "frame-ancestors 'none'" in csp
+    assert "script-src 'self' 'nonce-" in csp and "frame-ancestors 'none'" in csp
     # The code in the form works.
     assert op.redeem(first_client, result).status_code == 200
 

@@ -328,7 +328,7 @@ def test_acr_values_are_honoured_in_the_app_and_on_the_hosted_page(op, cast):
     """acr_values are voluntary and put acr in the ID token; an essential acr nothing here reaches
     is refused at once: pushed, it never reaches the authenticator app."""
     partner = cast["partner"]
-    assert op.config["acr_values_supported"] == ["urn:tessera:acr:1fa"]
+    assert op.config["acr_values_supported"] == ["urn:tessera:acr:1fa", "urn:tessera:acr:mfa", "phr", "phrh"]
     token = app_token(op, cast)["access_token"]
     uri, pushed = pushed_uri(op, partner, acr_values="urn:example:loa3 urn:tessera:acr:1fa")
     approved = app_call(op, "authorization_approval_endpoint", token, request_uri=uri, decision="allow")
@@ -344,6 +344,13 @@ def test_acr_values_are_honoured_in_the_app_and_on_the_hosted_page(op, cast):
     reachable = json.dumps({"id_token": {"acr": {"essential": True, "values": ["urn:tessera:acr:1fa"]}}})
     met = UserAgent(op).tokens(cast["sibling_b"], cast["user"], claims=reachable)
     assert unverified_claims(met["id_token"])["acr"] == "urn:tessera:acr:1fa"
+    # A class this server has but the app's sign-in (a password) didn't reach: the approval is
+    # refused, and the request stays for a sign-in that reaches it.
+    phishing_resistant = json.dumps({"id_token": {"acr": {"essential": True, "values": ["phr"]}}})
+    uri, _ = pushed_uri(op, partner, claims=phishing_resistant)
+    refused = app_call(op, "authorization_approval_endpoint", token, request_uri=uri, decision="allow")
+    assert_oauth_error(refused, "unmet_authentication_requirements", 400)
+    assert "phr" in refused.json()["error_description"]
 
 
 def test_form_post_requests_are_left_to_the_browser(op, cast):

@@ -44,7 +44,10 @@ def test_login_page_is_a_plain_form(op, agent, first_client):
     assert {"interaction", "csrf_token", "email", "password"} <= set(form.fields)
     assert form.fields["interaction"] and form.fields["csrf_token"]
     assert any(text == "Sign in" for _, _, text in form.buttons)
-    assert page.scripts == 0, "the login page needs no JavaScript"
+    # The page works without JavaScript; its one script, the provider's own file, adds the passkey
+    # button (hidden until the script finds WebAuthn) and no inline code runs.
+    assert page.scripts == 1 and '<script src="/assets/passkeys.js" defer></script>' in result.response.text
+    assert 'data-passkey="sign-in"' in result.response.text and "hidden>" in result.response.text
     assert "First-party App" in page.text
     csrf = agent.cookie("tessera_csrf")
     # The form's token is derived from the cookie by the server (an HMAC), not the cookie itself.

@@ -59,14 +59,50 @@ public struct ClaimsRequest: Codable, Sendable, Equatable {
 }
 
 /// Authentication context classes (`acr`, OpenID Connect Core §2, §3.1.2.1 `acr_values`): how
-/// strongly a sign-in established the person. Every sign-in method Tessera has today (a password,
-/// an emailed code or link, an upstream provider) is one factor.
+/// strongly a sign-in established the person, read from its methods (`amr`, RFC 8176).
+///
+/// - `urn:tessera:acr:1fa`: one factor (a password, an emailed code or link, an upstream provider).
+/// - `urn:tessera:acr:mfa`: more than one (`amr` has `mfa`): a passkey with user verification (the
+///   device's PIN or biometric with the key), or a second factor after the first.
+/// - `phr`, `phrh` (OpenID Extended Authentication Profile ACR values 1.0): phishing-resistant,
+///   a passkey, which signs only for this origin; `phrh` when the key is hardware-bound (not
+///   synced: `amr` has `hwk`).
 public enum AuthenticationContext {
     /// One factor.
     public static let singleFactor = "urn:tessera:acr:1fa"
-    /// The classes a sign-in here can reach, for discovery's `acr_values_supported`.
-    public static let supported = [singleFactor]
+    /// Multi-factor.
+    public static let multiFactor = "urn:tessera:acr:mfa"
+    /// Phishing-resistant.
+    public static let phishingResistant = "phr"
+    /// Phishing-resistant, hardware-protected.
+    public static let phishingResistantHardware = "phrh"
 
-    /// The class a sign-in with these methods (`amr`) reached.
-    public static func achieved(amr: [String]) -> String { singleFactor }
+    /// The classes a sign-in here can reach, weakest first, for discovery's `acr_values_supported`.
+    public static let supported = [singleFactor, multiFactor, phishingResistant, phishingResistantHardware]
+
+    /// Whether a sign-in with these methods reaches the class.
+    public static func satisfies(amr: [String], _ acr: String) -> Bool {
+        switch acr {
+        case singleFactor: true
+        case multiFactor: amr.contains("mfa")
+        case phishingResistant: amr.contains("hwk") || amr.contains("swk")
+        case phishingResistantHardware: amr.contains("hwk")
+        default: false
+        }
+    }
+
+    /// The class a sign-in with these methods (`amr`) reached: the first of `requested` it
+    /// reaches (what the client asked for, in its order of preference), else the strongest.
+    public static func achieved(amr: [String], requested: [String] = []) -> String {
+        if let asked = requested.first(where: { supported.contains($0) && satisfies(amr: amr, $0) }) { return asked }
+        return supported.last { satisfies(amr: amr, $0) } ?? singleFactor
+    }
+
+    /// The methods (RFC 8176) of a sign-in with a passkey: its key, `swk` when it can be synced
+    /// between devices (backup-eligible) and `hwk` when bound to one; `pin` when the
+    /// authenticator verified the person (a PIN or a biometric: WebAuthn doesn't say which), with
+    /// `mfa`; else `user` (presence only).
+    public static func passkeyMethods(userVerified: Bool, synced: Bool) -> [String] {
+        [synced ? "swk" : "hwk"] + (userVerified ? ["pin", "mfa"] : ["user"])
+    }
 }

@@ -1,7 +1,7 @@
 import TesseraCore
 
 /// The stores a person's own changes to their account read and write.
-public typealias SelfServiceStores = UserStore & SessionStore & IdentityStore & GrantStore & AuditStore & EmailChangeStore
+public typealias SelfServiceStores = UserStore & SessionStore & IdentityStore & GrantStore & AuditStore & EmailChangeStore & PasskeyStore
     & StoreTransactions
 
 /// What people do to their own account, from the account page or an app through the account
@@ -160,7 +160,8 @@ package struct SelfService: Sendable {
         guard user.passwordHash != nil else { return user }
         guard recentSignIn else { throw .recentSignInRequired("password") }
         do {
-            guard Self.hasAnotherWayIn(user, identities: try await store.identities(userID: user.id)) else {
+            guard Self.hasAnotherWayIn(user, identities: try await store.identities(userID: user.id),
+                                       passkeys: try await store.passkeys(userID: user.id)) else {
                 throw SelfServiceError.lastWayIn
             }
             try await store.removePassword(userID: user.id, now: clock.now())
@@ -173,9 +174,9 @@ package struct SelfService: Sendable {
     }
 
     /// Whether the account can be opened without its password: a verified address (email codes
-    /// and links sign in with it) or a connected provider.
-    package static func hasAnotherWayIn(_ user: User, identities: [UpstreamIdentity]) -> Bool {
-        user.emailVerified || !identities.isEmpty
+    /// and links sign in with it), a connected provider or a passkey that isn't blocked.
+    package static func hasAnotherWayIn(_ user: User, identities: [UpstreamIdentity], passkeys: [Passkey]) -> Bool {
+        user.emailVerified || !identities.isEmpty || passkeys.contains { !$0.isSuspended }
     }
 
     // MARK: Sessions

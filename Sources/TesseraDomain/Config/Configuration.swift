@@ -88,8 +88,25 @@ public struct ServerConfiguration: Sendable {
     public var upstreamProviders: [UpstreamProviderSettings] = []
     /// The operator's face on the hosted pages: a name, a logo, a colour, a stylesheet, templates.
     public var branding = Branding()
+    /// The passkeys' relying party ID: the issuer's host unless set (a parent domain of it, so
+    /// passkeys outlive a move between subdomains).
+    public var passkeyRelyingPartyID: String?
+    /// Origins besides the issuer's that may use the passkeys (an Android app's
+    /// `android:apk-key-hash:…`, another https origin under the relying party ID).
+    public var passkeyOrigins: [String] = []
 
     public init() {}
+
+    /// The issuer's origin: `scheme://host[:port]`.
+    public var issuerOrigin: String {
+        guard let url = URLComponents(string: issuerURL), let scheme = url.scheme, let host = url.host else { return issuerURL }
+        return "\(scheme)://\(host.contains(":") ? "[\(host)]" : host)" + (url.port.map { ":\($0)" } ?? "")
+    }
+
+    /// The relying party ID passkeys are made for.
+    public var passkeyRPID: String {
+        passkeyRelyingPartyID ?? URLComponents(string: issuerURL)?.host?.lowercased() ?? "localhost"
+    }
 
     /// The issuer URL, without a trailing slash.
     public var issuerURL: String {
@@ -116,6 +133,17 @@ public struct ServerConfiguration: Sendable {
         if let smtpURL { _ = try SMTPSettings(parsing: smtpURL) }
         if let mailFrom, (try? MailAddress(parsing: mailFrom)) == nil {
             throw ConfigurationError("mail-from '\(mailFrom)' is not an email address (use addr@domain or \"Name <addr@domain>\")")
+        }
+        let issuerHost = url.host?.lowercased() ?? ""
+        if let rpID = passkeyRelyingPartyID, rpID != issuerHost, !issuerHost.hasSuffix("." + rpID) || !rpID.contains(".") {
+            throw ConfigurationError("passkey-rp-id '\(rpID)' must be the issuer's host (\(issuerHost)) or a domain it is under")
+        }
+        for origin in passkeyOrigins {
+            let web = URLComponents(string: origin)
+            let isWebOrigin = (web?.scheme == "https" || web?.scheme == "http") && web?.host != nil && (web?.path ?? "").isEmpty
+            guard isWebOrigin || origin.hasPrefix("android:apk-key-hash:") else {
+                throw ConfigurationError("passkey-origins: '\(origin)' is neither an origin (https://host[:port]) nor android:apk-key-hash:…")
+            }
         }
         if let name = branding.productName, name.count > 64 || name.unicodeScalars.contains(where: { $0.value < 32 || $0.value == 127 }) {
             throw ConfigurationError("product-name must be at most 64 characters on one line")

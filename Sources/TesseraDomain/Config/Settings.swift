@@ -184,6 +184,18 @@ extension Setting {
                      + "and the connection closes"),
         .integer("max-header-count", \.connectionLimits.maxHeaderCount, "Most header fields in a request.",
                  details: "the most header fields a request may have; more is `400`"),
+        .text("passkey-rp-id", \.passkeyRelyingPartyID, default: "the issuer's host", "The relying party ID of passkeys.",
+              details: "the WebAuthn relying party ID passkeys are made for: the issuer's host, or a domain it is under "
+                  + "(`example.com` for `https://login.example.com`). A passkey is bound to it for ever: choose it before "
+                  + "people make passkeys. See [passkeys.md](passkeys.md)"),
+        Setting(name: "passkey-origins", kind: .list, hasFlag: true,
+                summary: "Other origins that may use the passkeys (an Android app's android:apk-key-hash:…).",
+                details: "origins besides the issuer's whose pages or apps may sign in with the passkeys: `https://host[:port]` "
+                    + "under the relying party ID, or an Android app's `android:apk-key-hash:…` (an array in the config file). "
+                    + "See [passkeys.md](passkeys.md)",
+                defaultText: "none") { configuration, value in
+            configuration.passkeyOrigins = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        },
         Setting(name: "trusted-proxy", kind: .list, hasFlag: true,
                 summary: "A reverse proxy (address or CIDR range) whose Forwarded / X-Forwarded-For headers name the client.",
                 details: "reverse proxies (an address or a CIDR range; an array in the config file) whose `Forwarded` / "

@@ -24,6 +24,10 @@ public struct AuditEvent: Sendable, Equatable {
         case handoffIssued = "handoff_issued"
         case handoffUsed = "handoff_used"
         case deviceSessionEnded = "device_session_ended"
+        case passkeyAdded = "passkey_added"
+        case passkeyRemoved = "passkey_removed"
+        /// A passkey's signature counter went backwards (a cloned authenticator is the likely cause).
+        case passkeySuspended = "passkey_suspended"
     }
 
     /// Who acted: the account's owner, an administrator, or the provider itself.

@@ -35,7 +35,7 @@ struct AccountEndpoint {
             let (csrf, cookie) = services.csrf.token(for: request)
             var response = Responses.html(services.pages.login(language: language, action: "/account/login", clientName: nil,
                                                                interaction: nil, csrf: csrf, email: nil, message: message,
-                                                               linkAction: "/account/login/link"),
+                                                               linkAction: "/account/login/link", passkeys: .account),
                                           status: message == nil ? .ok : .unauthorized)
             if let cookie { response.setCookie(cookie) }
             return response

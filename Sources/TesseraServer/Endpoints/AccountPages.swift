@@ -19,6 +19,9 @@ struct AccountPage {
     var emailError: String?
     var passwordHint: String
     var canRemovePassword: Bool
+    var passkeys: [[String: Any]]
+    /// A refused passkey ceremony or change.
+    var passkeyError: String?
     var sessions: [[String: Any]]
     var apps: [AccountPageApp]
     var identities: [[String: Any]]
@@ -32,6 +35,7 @@ extension AccountEndpoint {
     static let notices: [String: PageLanguage.Key] = [
         "profile": .accountProfileSaved, "password": .accountPasswordChanged, "password-removed": .accountPasswordRemoved,
         "session": .accountSessionEnded, "sessions": .accountOthersEnded, "email": .accountEmailChanged,
+        "passkey-added": .passkeyAdded, "passkey-renamed": .passkeyRenamed, "passkey-removed": .passkeyRemoved, "passkey-gone": .passkeyGone,
     ]
 
     func registerForms(on router: Router<TesseraRequestContext>) {
@@ -206,6 +210,7 @@ extension AccountEndpoint {
         let reason: PageLanguage.Key = switch request.uri.queryParameters["reason"] {
         case "password": .reauthPassword
         case "email": .reauthEmail
+        case "passkey": .reauthPasskey
         default: .reauthProfile
         }
         return reauthenticationPage(request, user: user, reason: reason, message: nil, status: .ok)
@@ -216,7 +221,7 @@ extension AccountEndpoint {
     /// The account page of `user`: `typed` and `problems` show a refused profile form again.
     func page(_ request: Request, _ user: User, session: BrowserSession, typed: RequestParameters? = nil, problems: [String: String] = [:],
               passwordErrors: [String: String] = [:], emailChange: SelfService.PendingChange? = nil, emailError: String? = nil,
-              formError: String? = nil, notice: String? = nil,
+              passkeyError: String? = nil, formError: String? = nil, notice: String? = nil,
               status: HTTPResponse.Status = .ok) async throws -> Response {
         let language = language(request)
         let (csrf, cookie) = services.csrf.token(for: request)
@@ -246,6 +251,19 @@ extension AccountEndpoint {
                 "signOut": language.text(.accountSignOutSession),
             ]
         }
+        let userPasskeys = try await services.passkeys.passkeys(of: user.id)
+        let passkeys = userPasskeys.map { passkey -> [String: Any] in
+            var item: [String: Any] = [
+                "id": passkey.id, "name": passkey.name, "csrf": csrf,
+                "kind": language.text(passkey.backupEligible ? .passkeySynced : .passkeyDeviceBound),
+                "createdAt": language.text(.passkeyCreatedAt).replacingOccurrences(of: "{time}", with: language.time(passkey.createdAt)),
+                "lastUsed": passkey.lastUsedAt.map { language.text(.passkeyLastUsed).replacingOccurrences(of: "{time}", with: language.time($0)) }
+                    ?? language.text(.passkeyNeverUsed),
+                "nameLabel": language.text(.passkeyName), "rename": language.text(.passkeyRename), "remove": language.text(.passkeyRemove),
+            ]
+            if passkey.isSuspended { item["blocked"] = language.text(.passkeyBlocked) }
+            return item
+        }
         let policy = PasswordPolicy()
         let model = AccountPage(
             user: user, csrf: csrf, recentSignIn: recent, notice: notice, formError: formError,
@@ -253,7 +271,8 @@ extension AccountEndpoint {
                                               language: language),
             passwordErrors: passwordErrors, emailChange: emailChange, emailError: emailError,
             passwordHint: language == .ru ? "Не короче \(policy.minimumLength) символов." : "At least \(policy.minimumLength) characters.",
-            canRemovePassword: user.passwordHash != nil && SelfService.hasAnotherWayIn(user, identities: linkedIdentities),
+            canRemovePassword: user.passwordHash != nil && SelfService.hasAnotherWayIn(user, identities: linkedIdentities, passkeys: userPasskeys),
+            passkeys: passkeys, passkeyError: passkeyError,
             sessions: sessions, apps: apps, identities: identities,
             connect: services.federation.loginProviders.filter { !linked.contains($0.id) })
         var response = Responses.html(services.pages.account(model, language: language), status: status,

@@ -144,7 +144,7 @@ struct AuthorizationEndpoint {
                                interaction: interaction, csrf: csrf, email: email, message: message,
                                linkAction: EmailLinkEndpoints.loginPath, codeAction: LoginCodeEndpoints.startPath,
                                resetAction: PasswordResetPages.startPath, signUpAction: SignUpPages.startPath,
-                               providers: services.federation.loginProviders)
+                               providers: services.federation.loginProviders, passkeys: .login)
         var response = Responses.html(html, status: status,
                                       formTargets: [authorization.redirectURI] + services.federation.ordered.map(\.authorizationOrigin))
         if let cookie { response.setCookie(cookie) }

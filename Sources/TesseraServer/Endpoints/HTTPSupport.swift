@@ -158,7 +158,9 @@ enum Responses {
     static func html(_ html: String, status: HTTPResponse.Status = .ok, scriptNonce: String? = nil, formTargets: [String] = []) -> Response {
         var csp = "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'; "
         csp += "form-action " + (["'self'"] + formTargets.map(cspSource(for:))).joined(separator: " ")
-        if let scriptNonce { csp += "; script-src 'nonce-\(scriptNonce)'" }
+        // Scripts: the provider's own files (/assets/passkeys.js), and an inline one only with its nonce; they may
+        // call back only here (connect-src).
+        csp += "; script-src 'self'" + (scriptNonce.map { " 'nonce-\($0)'" } ?? "") + "; connect-src 'self'"
         var headers: HTTPFields = [
             .contentType: "text/html; charset=utf-8",
             .contentSecurityPolicy: csp,

@@ -58,8 +58,11 @@ public struct PageRenderer: Sendable {
     /// `linkAction`: where "email me a link" posts, when the page offers it.
     func login(language: PageLanguage, title: String? = nil, action: String = "/login", clientName: String?, interaction: String?, csrf: String,
                email: String?, message: String?, linkAction: String? = nil, codeAction: String? = nil, resetAction: String? = nil,
-               signUpAction: String? = nil, providers: [LoginProvider] = []) -> String {
+               signUpAction: String? = nil, providers: [LoginProvider] = [], passkeys: PasskeyForm? = nil) -> String {
         render("login", [
+            "passkeyAction": passkeys?.action ?? "", "passkeyOptions": passkeys?.options ?? "",
+            "passkeySignIn": language.text(.passkeySignIn), "passkeyFailed": language.text(.passkeyFailed),
+            "passkeyCancelled": language.text(.passkeyCancelled),
             "providers": providers.map { ["id": $0.id, "type": $0.type, "label": language.text(.continueWith) + " " + $0.name,
                                           "interaction": interaction ?? "", "csrf": csrf] as [String: Any] },
             "title": title ?? language.text(.signInTitle), "signInTo": language.text(.signInTo), "clientName": clientName ?? "",
@@ -70,6 +73,14 @@ public struct PageRenderer: Sendable {
             "resetAction": resetAction ?? "", "forgotPassword": language.text(.forgotPassword),
             "signUpAction": signUpAction ?? "", "createAccount": language.text(.createAccount),
         ], language: language)
+    }
+
+    /// Where a page's passkey ceremony posts: its options, then the answer.
+    struct PasskeyForm {
+        var options: String
+        var action: String
+        static let login = PasskeyForm(options: PasskeyEndpoints.loginOptionsPath, action: PasskeyEndpoints.loginPath)
+        static let account = PasskeyForm(options: PasskeyEndpoints.accountLoginOptionsPath, action: PasskeyEndpoints.accountLoginPath)
     }
 
     /// The hosted login's code step: where the code went, the field for it, and a new code.
@@ -168,6 +179,9 @@ public struct PageRenderer: Sendable {
             "action": "/account/reauth", "interaction": "", "csrf": csrf, "email": email, "fixedEmail": true, "message": message ?? "",
             "emailLabel": language.text(.email), "passwordLabel": language.text(.password), "submit": language.text(.reauthSubmit),
             "linkAction": "/account/reauth/link", "or": language.text(.or), "emailLink": language.text(.emailMeALink),
+            "passkeyAction": PasskeyForm.account.action, "passkeyOptions": PasskeyForm.account.options,
+            "passkeySignIn": language.text(.passkeySignIn), "passkeyFailed": language.text(.passkeyFailed),
+            "passkeyCancelled": language.text(.passkeyCancelled),
         ], language: language)
     }
 
@@ -253,6 +267,11 @@ public struct PageRenderer: Sendable {
             "newError": page.passwordErrors["new"] ?? "", "newHint": page.passwordHint,
             "passwordSubmit": language.text(user.passwordHash != nil ? .accountChangePassword : .accountSetPassword),
             "removePassword": page.canRemovePassword ? language.text(.accountRemovePassword) : "",
+            "passkeysTitle": language.text(.passkeysTitle), "passkeysIntro": language.text(.passkeysIntro),
+            "passkeysNone": language.text(.passkeysNone), "passkeys": page.passkeys, "passkeyError": page.passkeyError ?? "",
+            "passkeyAdd": language.text(.passkeyAdd), "passkeyOptions": PasskeyEndpoints.registrationOptionsPath,
+            "passkeyAction": PasskeyEndpoints.registrationPath, "passkeyFailed": language.text(.passkeyFailed),
+            "passkeyCancelled": language.text(.passkeyCancelled), "passkeyExists": language.text(.passkeyExists),
             "sessionsTitle": language.text(.accountSessions), "sessions": page.sessions,
             "signOutOthers": page.sessions.count > 1 ? language.text(.accountSignOutOthers) : "",
             "appsTitle": language.text(.accountApps), "noApps": language.text(.accountNoApps),

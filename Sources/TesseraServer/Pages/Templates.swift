@@ -30,5 +30,15 @@ enum Templates {
                  body: .init(byteBuffer: ByteBuffer(string: stylesheet)))
     }
 
+    /// The passkey ceremonies of the login and account pages (`Resources/pages/passkeys.js`).
+    static let passkeysScript = text(PackageResources.passkeys_js)
+    static let passkeysScriptPath = "/assets/passkeys.js"
+
+    static func passkeysScriptResponse() -> Response {
+        Response(status: .ok, headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "public, max-age=3600",
+                                        .xContentTypeOptions: "nosniff"],
+                 body: .init(byteBuffer: ByteBuffer(string: passkeysScript)))
+    }
+
     static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 }

@@ -84,6 +84,9 @@ public struct AppApprovals: Sendable {
         if allow, case .signIn(let reason) = need {
             throw OAuthError(.loginRequired, reason + Self.signInAgain)
         }
+        if allow, case .strongerSignIn(let reason) = need {
+            throw OAuthError(InteractionPolicy.unmetAuthenticationRequirements, reason + Self.signInAgain)
+        }
         guard try await crossApp.takePushedRequest(uriHash: tokenHash(requestURI), now: clock.now()) != nil else {
             throw Self.unknownRequest
         }
@@ -150,7 +153,8 @@ public struct AppApprovals: Sendable {
     /// The app's sign-in, offered for a request: one made after the request was pushed was
     /// made for it (`prompt=login`, `max_age`).
     func signIn(_ caller: AuthenticatorCaller, pushedAt: Int64) -> InteractionPolicy.SignIn {
-        InteractionPolicy.SignIn(user: caller.user, authTime: caller.authentication.authTime, freshSince: pushedAt)
+        InteractionPolicy.SignIn(user: caller.user, authTime: caller.authentication.authTime, amr: caller.authentication.amr,
+                                 freshSince: pushedAt)
     }
 
     static let signInAgain = " Sign the person in again in the app, then approve."

@@ -79,13 +79,14 @@ public struct Authorizer: Sendable {
         }
         var signIn: InteractionPolicy.SignIn?
         if let session, let user = try await users.user(id: session.userID) {
-            signIn = InteractionPolicy.SignIn(user: user, authTime: session.authTime, freshSince: signedInNow ? session.authTime : nil)
+            signIn = InteractionPolicy.SignIn(user: user, authTime: session.authTime, amr: session.amr,
+                                              freshSince: signedInNow ? session.authTime : nil)
         }
         let need = try await policy.need(request, client: client, signIn: signIn)
         // A sign-in just made for this request that still doesn't answer it is the wrong user's: no loop back to the login page.
         if let refusal = policy.refusal(need, request, reauthenticate: !signedInNow) { return respondError(target, refusal) }
         switch need {
-        case .signIn:
+        case .signIn, .strongerSignIn:
             guard let id = try await interactionID(interaction, request, address: address) else { return tooManyStarted(target) }
             return .login(interaction: id, request, client)
         case .consent(let scopes):

@@ -24,10 +24,13 @@ package struct InteractionPolicy: Sendable {
         /// A sign-in made at this time or later was made for this very request: it answers
         /// `prompt=login`, `select_account` and any `max_age`. nil: none was.
         package var freshSince: Int64?
+        /// How the person proved it (RFC 8176), for the request's authentication context.
+        package var amr: [String]
 
-        package init(user: User, authTime: Int64, freshSince: Int64? = nil) {
+        package init(user: User, authTime: Int64, amr: [String], freshSince: Int64? = nil) {
             self.user = user
             self.authTime = authTime
+            self.amr = amr
             self.freshSince = freshSince
         }
 
@@ -38,6 +41,9 @@ package struct InteractionPolicy: Sendable {
     package enum Need: Sendable, Equatable {
         /// A sign-in (again), and why, in words for `error_description`.
         case signIn(String)
+        /// A sign-in with a method that reaches the authentication context the request demands
+        /// (an essential `acr`: a passkey for `phr`), and why.
+        case strongerSignIn(String)
         /// The user's consent to these scopes.
         case consent(ScopeSet)
         /// Nothing: the code may be issued.
@@ -47,6 +53,7 @@ package struct InteractionPolicy: Sendable {
     package func need(_ request: AuthorizationRequest, client: Client, signIn: SignIn?) async throws -> Need {
         guard let signIn else { return .signIn("The user must sign in.") }
         if let reason = reauthentication(request, client: client, signIn: signIn) { return .signIn(reason) }
+        if let reason = unmetContext(request, signIn: signIn) { return .strongerSignIn(reason) }
         if let scopes = try await consent(request, client: client, user: signIn.user) { return .consent(scopes) }
         return .nothing
     }
@@ -77,6 +84,17 @@ package struct InteractionPolicy: Sendable {
         return nil
     }
 
+    /// Why `signIn` doesn't reach the authentication context `request` demands, or nil when it
+    /// does or nothing is demanded (OpenID Connect Core §5.5.1.1: an essential `acr` claim; the
+    /// voluntary `acr_values` only say which class the ID token should name).
+    package func unmetContext(_ request: AuthorizationRequest, signIn: SignIn) -> String? {
+        guard let entry = request.claims?.idToken?["acr"] ?? nil, entry.essential == true else { return nil }
+        let demanded = ((entry.values ?? []) + [entry.value].compactMap { $0 }).compactMap(\.stringValue)
+        guard !demanded.isEmpty, !demanded.contains(where: { AuthenticationContext.satisfies(amr: signIn.amr, $0) }) else { return nil }
+        return "The request demands a sign-in reaching acr \(demanded.joined(separator: " or ")), and this one reached "
+            + "\(AuthenticationContext.achieved(amr: signIn.amr))."
+    }
+
     /// The scopes the user must consent to, or nil when none (OpenID Connect Core §3.1.2.4).
     ///
     /// Consent is remembered per client, and asked again only for scopes not yet allowed
@@ -99,10 +117,17 @@ package struct InteractionPolicy: Sendable {
         switch need {
         case .signIn(let reason) where !reauthenticate || request.prompt.contains("none"):
             return OAuthError(.loginRequired, reason)
+        case .strongerSignIn(let reason) where !reauthenticate:
+            return OAuthError(Self.unmetAuthenticationRequirements, reason)
+        case .strongerSignIn(let reason) where request.prompt.contains("none"):
+            return OAuthError(.loginRequired, reason)
         case .consent where request.prompt.contains("none"):
             return OAuthError(.consentRequired, "The user must consent: send the request again without prompt=none.")
         default:
             return nil
         }
     }
+
+    /// OpenID Connect Unmet Authentication Requirements 1.0.
+    package static let unmetAuthenticationRequirements = OAuthError.Code(rawValue: "unmet_authentication_requirements")
 }

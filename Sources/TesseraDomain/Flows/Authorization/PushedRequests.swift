@@ -88,9 +88,14 @@ extension Authorizer {
             return respondError(target, refused)
         }
         // The ticket carries the sign-in made in the authenticator app, never a new one.
-        let need = try await policy.need(request, client: client, signIn: InteractionPolicy.SignIn(user: user, authTime: ticket.authTime))
+        let need = try await policy.need(request, client: client,
+                                         signIn: InteractionPolicy.SignIn(user: user, authTime: ticket.authTime, amr: ticket.amr))
         if case .signIn(let reason) = need {
             return respondError(target, OAuthError(.loginRequired, reason + " A hand-off ticket can't answer it: sign in another way."))
+        }
+        if case .strongerSignIn(let reason) = need {
+            return respondError(target, OAuthError(InteractionPolicy.unmetAuthenticationRequirements,
+                                                   reason + " A hand-off ticket can't answer it: sign in another way."))
         }
         if let refusal = policy.refusal(need, request) { return respondError(target, refusal) }
         guard let used = try await crossApp.takeHandoffTicket(hash: ticketHash, now: now), used.clientID == client.id else {
