@@ -348,3 +348,29 @@ def test_a_challenge_is_single_use_and_bound_to_its_page(site):
 def b64(data: bytes) -> str:
     import base64
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def test_a_request_demanding_phr_asks_for_a_passkey_and_refuses_a_password(site, browser, artifacts):
+    """An essential acr (the claims parameter): the login page says the app wants a passkey; a
+    password sign-in made for the request is answered unmet_authentication_requirements, a
+    passkey sign-in gets the code and an ID token that says phr."""
+    email = new_person(site)
+    add_authenticator(browser)
+    sign_in_with_password(browser, site, email)
+    add_passkey(browser)
+    demand = json.dumps({"id_token": {"acr": {"essential": True, "values": ["phrh", "phr"]}}})
+    # The account page's password session doesn't reach it: the login page again, saying why.
+    state, _ = authorize(browser, site, claims=demand)
+    assert "This app asks you to sign in with a passkey." in browser.find_element(By.TAG_NAME, "main").text
+    screenshot_both(browser, artifacts / "passkeys-demanded.png")
+    browser.find_element(By.ID, "email").send_keys(email)
+    browser.find_element(By.ID, "password").send_keys(PASSWORD)
+    button = browser.find_element(By.CSS_SELECTOR, "form[action='/login'] button[type=submit]")
+    button.click()
+    refused = site.callback.wait_for(lambda record: record.query.get("state") == state, timeout=30)
+    assert refused is not None and refused.query["error"] == "unmet_authentication_requirements", refused
+    assert "phr" in refused.query["error_description"]
+    state, verifier = authorize(browser, site, claims=demand)
+    press_passkey_button(browser)
+    claims = unverified_claims(tokens_after(site, state, verifier)["id_token"])
+    assert claims["acr"] == "phrh" and claims["amr"] == ["hwk", "pin", "mfa"]

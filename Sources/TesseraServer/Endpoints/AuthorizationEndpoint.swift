@@ -140,7 +140,11 @@ struct AuthorizationEndpoint {
     func loginPage(_ authorization: AuthorizationRequest, client: Client, interaction: String, request: Request,
                    email: String?, message: String?, status: HTTPResponse.Status) -> Response {
         let (csrf, cookie) = csrf.token(for: request)
-        let html = pages.login(language: language(for: request, locales: authorization.uiLocales), clientName: client.name,
+        let language = language(for: request, locales: authorization.uiLocales)
+        // A request that demands a phishing-resistant or multi-factor sign-in says so: today a passkey reaches both.
+        let demanded = authorization.demandedContexts
+        let intro = demanded.isEmpty || demanded.contains(AuthenticationContext.singleFactor) ? nil : language.text(.passkeyRequired)
+        let html = pages.login(language: language, clientName: client.name, intro: intro,
                                interaction: interaction, csrf: csrf, email: email, message: message,
                                linkAction: EmailLinkEndpoints.loginPath, codeAction: LoginCodeEndpoints.startPath,
                                resetAction: PasswordResetPages.startPath, signUpAction: SignUpPages.startPath,

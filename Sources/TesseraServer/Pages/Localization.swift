@@ -33,7 +33,7 @@ extension PageLanguage {
         case attributeInvalid, formHasErrors, signUpStartOver
         case accountChangeEmail, accountNewEmail, accountEmailCodeSent, accountEmailConfirm, accountEmailChanged, accountEmailInvalid, accountEmailExpired, accountEmailThrottled, reauthEmail
         case accountProfile, accountProfileSave, accountProfileSaved, accountSensitiveLocked, accountConfirmToEdit, reauthProfile, reauthPassword, accountEmail, accountEmailVerified, accountEmailUnverified, accountPassword, accountHasPassword, accountNoPassword, accountCurrentPassword, accountCurrentPasswordHint, accountCurrentPasswordRequired, accountChangePassword, accountSetPassword, accountRemovePassword, accountPasswordChanged, accountPasswordRemoved, accountPasswordLastWay, accountSessions, accountThisBrowser, accountSignedInAt, accountLastSeen, accountSignOutSession, accountSignOutOthers, accountSessionEnded, accountOthersEnded, accountUnknownDevice, accountSignOut
-        case passkeySignIn, passkeyCancelled, passkeyFailed, passkeyExpired, passkeyUnknown, passkeySuspended, passkeyExists, passkeyTooMany, passkeyNameInvalid, passkeyLastWay, passkeyOn, reauthPasskey, passkeysTitle, passkeysIntro, passkeysNone, passkeyAdd, passkeyAdded, passkeyRenamed, passkeyRemoved, passkeyGone, passkeyRename, passkeyRemove, passkeyName, passkeySynced, passkeyDeviceBound, passkeyCreatedAt, passkeyLastUsed, passkeyNeverUsed, passkeyBlocked, passkeyUnsupported
+        case passkeySignIn, passkeyCancelled, passkeyFailed, passkeyExpired, passkeyUnknown, passkeySuspended, passkeyExists, passkeyTooMany, passkeyNameInvalid, passkeyLastWay, passkeyOn, reauthPasskey, passkeysTitle, passkeysIntro, passkeysNone, passkeyAdd, passkeyAdded, passkeyRenamed, passkeyRemoved, passkeyGone, passkeyRename, passkeyRemove, passkeyName, passkeySynced, passkeyDeviceBound, passkeyCreatedAt, passkeyLastUsed, passkeyNeverUsed, passkeyBlocked, passkeyUnsupported, passkeyRequired
     }
 
     static let english: [Key: String] = [
@@ -108,6 +108,7 @@ extension PageLanguage {
         .passkeyNeverUsed: "Not used yet",
         .passkeyBlocked: "Blocked: it looks copied",
         .passkeyUnsupported: "This browser can't make passkeys.",
+        .passkeyRequired: "This app asks you to sign in with a passkey.",
         .signInTitle: "Sign in", .signInTo: "to continue to", .email: "Email", .password: "Password",
         .signIn: "Sign in", .badCredentials: "The email or password is incorrect.",
         .throttled: "Too many attempts. Wait a few minutes and try again.",
@@ -264,6 +265,7 @@ extension PageLanguage {
         .passkeyNeverUsed: "Ещё не использовался",
         .passkeyBlocked: "Заблокирован: похоже, скопирован",
         .passkeyUnsupported: "Этот браузер не умеет создавать ключи доступа.",
+        .passkeyRequired: "Это приложение просит войти с ключом доступа.",
         .signInTitle: "Вход", .signInTo: "чтобы продолжить в", .email: "Электронная почта", .password: "Пароль",
         .signIn: "Войти", .badCredentials: "Неверная электронная почта или пароль.",
         .throttled: "Слишком много попыток. Подождите несколько минут и попробуйте снова.",

@@ -56,7 +56,8 @@ public struct PageRenderer: Sendable {
     }
 
     /// `linkAction`: where "email me a link" posts, when the page offers it.
-    func login(language: PageLanguage, title: String? = nil, action: String = "/login", clientName: String?, interaction: String?, csrf: String,
+    func login(language: PageLanguage, title: String? = nil, action: String = "/login", clientName: String?, intro: String? = nil,
+               interaction: String?, csrf: String,
                email: String?, message: String?, linkAction: String? = nil, codeAction: String? = nil, resetAction: String? = nil,
                signUpAction: String? = nil, providers: [LoginProvider] = [], passkeys: PasskeyForm? = nil) -> String {
         render("login", [
@@ -66,6 +67,7 @@ public struct PageRenderer: Sendable {
             "providers": providers.map { ["id": $0.id, "type": $0.type, "label": language.text(.continueWith) + " " + $0.name,
                                           "interaction": interaction ?? "", "csrf": csrf] as [String: Any] },
             "title": title ?? language.text(.signInTitle), "signInTo": language.text(.signInTo), "clientName": clientName ?? "",
+            "intro": intro ?? "",
             "action": action, "interaction": interaction ?? "", "csrf": csrf, "email": email ?? "", "message": message ?? "",
             "emailLabel": language.text(.email), "passwordLabel": language.text(.password), "submit": language.text(.signIn),
             "linkAction": linkAction ?? "", "or": language.text(.or), "emailLink": language.text(.emailMeALink),

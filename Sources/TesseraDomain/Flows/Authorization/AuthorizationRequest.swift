@@ -94,3 +94,12 @@ extension BrowserSession {
     /// The sign-in this session stands for.
     public var authentication: Authentication { Authentication(userID: userID, authTime: authTime, amr: amr, sid: sid) }
 }
+
+extension AuthorizationRequest {
+    /// The authentication context classes the request demands (an essential `acr` in `claims`,
+    /// OpenID Connect Core §5.5.1.1): the sign-in must reach one. Empty when it demands none.
+    package var demandedContexts: [String] {
+        guard let entry = claims?.idToken?["acr"] ?? nil, entry.essential == true else { return [] }
+        return ((entry.values ?? []) + [entry.value].compactMap { $0 }).compactMap(\.stringValue)
+    }
+}

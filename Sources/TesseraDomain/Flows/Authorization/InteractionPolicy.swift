@@ -88,8 +88,7 @@ package struct InteractionPolicy: Sendable {
     /// does or nothing is demanded (OpenID Connect Core §5.5.1.1: an essential `acr` claim; the
     /// voluntary `acr_values` only say which class the ID token should name).
     package func unmetContext(_ request: AuthorizationRequest, signIn: SignIn) -> String? {
-        guard let entry = request.claims?.idToken?["acr"] ?? nil, entry.essential == true else { return nil }
-        let demanded = ((entry.values ?? []) + [entry.value].compactMap { $0 }).compactMap(\.stringValue)
+        let demanded = request.demandedContexts
         guard !demanded.isEmpty, !demanded.contains(where: { AuthenticationContext.satisfies(amr: signIn.amr, $0) }) else { return nil }
         return "The request demands a sign-in reaching acr \(demanded.joined(separator: " or ")), and this one reached "
             + "\(AuthenticationContext.achieved(amr: signIn.amr))."

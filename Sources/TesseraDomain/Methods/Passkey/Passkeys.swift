@@ -205,11 +205,8 @@ package struct Passkeys: Sendable {
 
     /// False when the user has no passkey of that id.
     package func rename(_ id: String, of user: User, to name: String) async throws(PasskeyFailure) -> Bool {
-        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty, trimmed.count <= Self.nameLimit, !trimmed.unicodeScalars.contains(where: { $0.value < 32 || $0.value == 127 }) else {
-            throw .invalidName
-        }
-        do { return try await store.renamePasskey(id: id, userID: user.id, name: trimmed) } catch { throw .unavailable(error) }
+        guard let valid = Self.validName(name) else { throw .invalidName }
+        do { return try await store.renamePasskey(id: id, userID: user.id, name: valid) } catch { throw .unavailable(error) }
     }
 
     /// Removes one of the user's passkeys, unless it is their last way in (no verified address,
@@ -272,11 +269,16 @@ package struct Passkeys: Sendable {
 
     /// The name the person gave, or one saying what kind of passkey it is.
     static func name(_ given: String?, backupEligible: Bool) -> String {
-        let trimmed = (given ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        if !trimmed.isEmpty, trimmed.count <= nameLimit, !trimmed.unicodeScalars.contains(where: { $0.value < 32 || $0.value == 127 }) {
-            return trimmed
+        validName(given ?? "") ?? (backupEligible ? "Synced passkey" : "Security key")
+    }
+
+    /// `name` without the spaces around it, when it is a name: one line, 1 to ``nameLimit`` characters.
+    static func validName(_ name: String) -> String? {
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, trimmed.count <= nameLimit, !trimmed.unicodeScalars.contains(where: { $0.value < 32 || $0.value == 127 }) else {
+            return nil
         }
-        return backupEligible ? "Synced passkey" : "Security key"
+        return trimmed
     }
 }
 
