@@ -463,6 +463,25 @@ enum Migrations {
                 expires_at BIGINT NOT NULL)
             """,
         ]),
+        // Second factors: an authenticator app's sealed secret, and recovery codes by hash.
+        Migration(version: 22, name: "second_factors", statements: [
+            """
+            CREATE TABLE totp_factors (
+                user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+                sealed_secret TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                confirmed_at BIGINT,
+                last_step BIGINT)
+            """,
+            """
+            CREATE TABLE recovery_codes (
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                code_hash TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                used_at BIGINT,
+                PRIMARY KEY (user_id, code_hash))
+            """,
+        ]),
     ]
 
     /// PostgreSQL's advisory-lock key for migrations (a fixed number, "tessera" in ASCII).

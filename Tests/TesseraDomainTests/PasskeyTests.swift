@@ -103,7 +103,7 @@ struct PasskeyTests {
         }
     }
 
-    @Test("refused: another origin, another account's user handle, an unknown passkey, a disabled account", arguments: TestBackend.available)
+    @Test("refused: another origin, another account's user handle, a changed BE flag, an unknown passkey, a disabled account", arguments: TestBackend.available)
     func refusals(on backend: TestBackend) async throws {
         try await withStore(backend) { store in
             let bench = try await PasskeyBench(store)
@@ -114,6 +114,10 @@ struct PasskeyTests {
             var wrongHandle = device
             wrongHandle.userHandle = Base64URL.encode(Passkeys.userHandle(for: "someone-else"))
             #expect(await passkeyFailure { () async throws(PasskeyFailure) in try await bench.signIn(&wrongHandle) }?.name == "invalid")
+            var resynced = device
+            resynced.backupEligible = true
+            #expect(await passkeyFailure { () async throws(PasskeyFailure) in try await bench.signIn(&resynced) }?.name == "invalid",
+                    "backup eligibility is fixed at registration")
             var stranger = SoftwareAuthenticator(origin: PasskeyBench.origin)
             #expect(await passkeyFailure { () async throws(PasskeyFailure) in try await bench.signIn(&stranger) }?.name == "unknownPasskey")
             try await store.setDisabled(userID: "u1", at: bench.clock.clock.now(), now: bench.clock.clock.now())

@@ -125,7 +125,7 @@ struct SQLiteFileTests {
             location.user = base.user
             location.password = base.password
             location.database = base.database
-            let database = try await PostgresDatabase.open(location, poolSize: 1, logger: Logger(label: "test"))
+            let database = try await PostgresDatabase.open(location, poolSize: 1, waitLimit: .seconds(60), logger: Logger(label: "test"))
             defer { Task { try? await database.close() } }
             return try await database.withDatabase { db in
                 try await db.raw("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").first()?.decode(column: "ssl", as: Bool.self) ?? false
@@ -204,7 +204,7 @@ struct SQLiteFileTests {
           .enabled(if: TestBackend.available.contains(.postgres), "needs TESSERA_TEST_POSTGRES"))
     func postgresConnectionCut() async throws {
         let location = try PostgresLocation(parsing: try #require(ProcessInfo.processInfo.environment["TESSERA_TEST_POSTGRES"]))
-        let database = try await PostgresDatabase.open(location, poolSize: 2, logger: Logger(label: "test"))
+        let database = try await PostgresDatabase.open(location, poolSize: 2, waitLimit: .seconds(60), logger: Logger(label: "test"))
         do {
             // What every connection gets from `pg_ctl restart -m fast`.
             try await database.transaction { db in try await db.raw("SELECT pg_terminate_backend(pg_backend_pid())").run() }

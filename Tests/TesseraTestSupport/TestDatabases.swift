@@ -30,7 +30,7 @@ public enum TestBackend: String, Sendable, CaseIterable, CustomStringConvertible
             }
             var location = try PostgresLocation(parsing: url)
             let schema = "test_" + SecureRandom.token(bytes: 8).lowercased().filter { $0.isLetter || $0.isNumber }
-            let admin = try await PostgresDatabase.open(location, poolSize: 1, logger: Logger(label: "test"))
+            let admin = try await PostgresDatabase.open(location, poolSize: 1, waitLimit: .seconds(60), logger: Logger(label: "test"))
             do {
                 try await admin.withDatabase { db in try await db.raw("CREATE SCHEMA \(unsafeRaw: schema)").run() }
             } catch {

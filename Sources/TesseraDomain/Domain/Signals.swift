@@ -5,7 +5,7 @@ import Metrics
 /// exports them in Prometheus's format). Labels take a handful of fixed values each, never a
 /// user, address or client id.
 public enum Signals {
-    /// A sign-in attempt by `method` (`password`, `email_code`, `email_link`, `upstream`),
+    /// A sign-in attempt by `method` (`password`, `email_code`, `email_link`, `upstream`, `passkey`),
     /// ending in `result` (`success`, `failure`, `throttled`, `busy`, `expired`).
     public static func signIn(_ method: String, _ result: String) {
         Counter(label: "tessera_sign_ins_total", dimensions: [("method", method), ("result", result)]).increment()

@@ -28,6 +28,9 @@ public struct AuditEvent: Sendable, Equatable {
         case passkeyRemoved = "passkey_removed"
         /// A passkey's signature counter went backwards (a cloned authenticator is the likely cause).
         case passkeySuspended = "passkey_suspended"
+        case secondFactorAdded = "second_factor_added"
+        case secondFactorRemoved = "second_factor_removed"
+        case recoveryCodeUsed = "recovery_code_used"
     }
 
     /// Who acted: the account's owner, an administrator, or the provider itself.

@@ -136,6 +136,21 @@ package struct Passkeys: Sendable {
     /// Verifies what `navigator.credentials.get` answered: the challenge (given for `binding`),
     /// the passkey's signature and its counter, the account.
     package func signIn(_ assertion: PasskeyAssertion, binding: String?) async throws(PasskeyFailure) -> SignedIn {
+        do {
+            let signedIn = try await verify(assertion, binding: binding)
+            Signals.signIn("passkey", "success")
+            return signedIn
+        } catch {
+            switch error {
+            case .challengeExpired: Signals.signIn("passkey", "expired")
+            case .unavailable: break
+            default: Signals.signIn("passkey", "failure")
+            }
+            throw error
+        }
+    }
+
+    private func verify(_ assertion: PasskeyAssertion, binding: String?) async throws(PasskeyFailure) -> SignedIn {
         guard let clientDataJSON = Base64URL.decode(assertion.response.clientDataJSON),
               let authenticatorData = Base64URL.decode(assertion.response.authenticatorData),
               let signature = Base64URL.decode(assertion.response.signature) else {
@@ -174,6 +189,10 @@ package struct Passkeys: Sendable {
         } catch {
             throw .invalid(String(describing: error))
         }
+        // Backup eligibility is fixed when a credential is made (§6.1.3; §7.2 step 19).
+        guard result.backupEligible == passkey.backupEligible else {
+            throw .invalid("the authenticator data's BE flag (\(result.backupEligible)) is not the one registered (\(passkey.backupEligible))")
+        }
         let now = clock.now()
         do {
             if result.counter == .wentBackwards, !(passkey.backupEligible && result.signCount == 0) {
@@ -194,7 +213,7 @@ package struct Passkeys: Sendable {
         }
         guard !user.isDisabled else { throw .accountDisabled }
         return SignedIn(user: user, passkey: passkey,
-                        amr: AuthenticationContext.passkeyMethods(userVerified: result.userVerified, synced: result.backupEligible))
+                        amr: AuthenticationContext.passkeyMethods(userVerified: result.userVerified, synced: passkey.backupEligible))
     }
 
     // MARK: Looking after them
