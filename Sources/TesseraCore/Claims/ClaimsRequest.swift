@@ -8,6 +8,9 @@ public struct ClaimsRequest: Codable, Sendable, Equatable {
         public var essential: Bool?
         public var value: JSONValue?
         public var values: [JSONValue]?
+        /// `value` and `values` together, the strings among them (an `acr` entry's classes).
+        public var stringValues: [String] { ((values ?? []) + [value].compactMap { $0 }).compactMap(\.stringValue) }
+
         public init(essential: Bool? = nil, value: JSONValue? = nil, values: [JSONValue]? = nil) {
             self.essential = essential
             self.value = value

@@ -134,8 +134,7 @@ package struct UserGrantTokens: Sendable {
             var claims = UserClaims.idToken(of: user, scopes: scope, requested: grant.claims)
             if let dsHash { claims["ds_hash"] = .string(dsHash) }
             if let asked = grant.claims?.idToken?["acr"] {
-                let requested = ((asked?.values ?? []) + [asked?.value].compactMap { $0 }).compactMap(\.stringValue)
-                claims["acr"] = .string(AuthenticationContext.achieved(amr: grant.amr, requested: requested))
+                claims["acr"] = .string(AuthenticationContext.achieved(amr: grant.amr, requested: asked?.stringValues ?? []))
             }
             idToken = try issuer.idToken(subject: subject, client: client, nonce: nonce, authTime: grant.authTime, amr: grant.amr,
                                          sid: grant.sid, accessToken: access.token, extraClaims: claims)

@@ -141,9 +141,8 @@ struct AuthorizationEndpoint {
                    email: String?, message: String?, status: HTTPResponse.Status) -> Response {
         let (csrf, cookie) = csrf.token(for: request)
         let language = language(for: request, locales: authorization.uiLocales)
-        // A request that demands a phishing-resistant or multi-factor sign-in says so: today a passkey reaches both.
-        let demanded = authorization.demandedContexts
-        let intro = demanded.isEmpty || demanded.contains(AuthenticationContext.singleFactor) ? nil : language.text(.passkeyRequired)
+        // Today a passkey is the one way to reach what such a request demands (phr, phrh, mfa).
+        let intro = authorization.demandsStrongerSignIn ? language.text(.passkeyRequired) : nil
         let html = pages.login(language: language, clientName: client.name, intro: intro,
                                interaction: interaction, csrf: csrf, email: email, message: message,
                                linkAction: EmailLinkEndpoints.loginPath, codeAction: LoginCodeEndpoints.startPath,

@@ -60,10 +60,7 @@ public struct PageRenderer: Sendable {
                interaction: String?, csrf: String,
                email: String?, message: String?, linkAction: String? = nil, codeAction: String? = nil, resetAction: String? = nil,
                signUpAction: String? = nil, providers: [LoginProvider] = [], passkeys: PasskeyForm? = nil) -> String {
-        render("login", [
-            "passkeyAction": passkeys?.action ?? "", "passkeyOptions": passkeys?.options ?? "",
-            "passkeySignIn": language.text(.passkeySignIn), "passkeyFailed": language.text(.passkeyFailed),
-            "passkeyCancelled": language.text(.passkeyCancelled),
+        render("login", (passkeys?.values(language) ?? [:]).merging([
             "providers": providers.map { ["id": $0.id, "type": $0.type, "label": language.text(.continueWith) + " " + $0.name,
                                           "interaction": interaction ?? "", "csrf": csrf] as [String: Any] },
             "title": title ?? language.text(.signInTitle), "signInTo": language.text(.signInTo), "clientName": clientName ?? "",
@@ -74,7 +71,7 @@ public struct PageRenderer: Sendable {
             "codeAction": codeAction ?? "", "emailCode": language.text(.emailMeACode),
             "resetAction": resetAction ?? "", "forgotPassword": language.text(.forgotPassword),
             "signUpAction": signUpAction ?? "", "createAccount": language.text(.createAccount),
-        ], language: language)
+        ]) { _, page in page }, language: language)
     }
 
     /// Where a page's passkey ceremony posts: its options, then the answer.
@@ -83,6 +80,12 @@ public struct PageRenderer: Sendable {
         var action: String
         static let login = PasskeyForm(options: PasskeyEndpoints.loginOptionsPath, action: PasskeyEndpoints.loginPath)
         static let account = PasskeyForm(options: PasskeyEndpoints.accountLoginOptionsPath, action: PasskeyEndpoints.accountLoginPath)
+
+        /// What the login template's passkey button reads.
+        func values(_ language: PageLanguage) -> [String: Any] {
+            ["passkeyAction": action, "passkeyOptions": options, "passkeySignIn": language.text(.passkeySignIn),
+             "passkeyFailed": language.text(.passkeyFailed), "passkeyCancelled": language.text(.passkeyCancelled)]
+        }
     }
 
     /// The hosted login's code step: where the code went, the field for it, and a new code.
@@ -176,15 +179,12 @@ public struct PageRenderer: Sendable {
     /// "Confirm it's you": the account page asks a signed-in user whose sign-in is not recent
     /// for the password again, or offers a link to their address (`reason` says what for).
     func reauthenticate(language: PageLanguage, reason: PageLanguage.Key?, csrf: String, email: String, message: String?) -> String {
-        render("login", [
+        render("login", PasskeyForm.account.values(language).merging([
             "providers": [[String: Any]](), "title": language.text(.reauthTitle), "intro": reason.map(language.text) ?? "", "clientName": "",
             "action": "/account/reauth", "interaction": "", "csrf": csrf, "email": email, "fixedEmail": true, "message": message ?? "",
             "emailLabel": language.text(.email), "passwordLabel": language.text(.password), "submit": language.text(.reauthSubmit),
             "linkAction": "/account/reauth/link", "or": language.text(.or), "emailLink": language.text(.emailMeALink),
-            "passkeyAction": PasskeyForm.account.action, "passkeyOptions": PasskeyForm.account.options,
-            "passkeySignIn": language.text(.passkeySignIn), "passkeyFailed": language.text(.passkeyFailed),
-            "passkeyCancelled": language.text(.passkeyCancelled),
-        ], language: language)
+        ]) { _, page in page }, language: language)
     }
 
     func emailLinkSent(language: PageLanguage, email: String, minutes: Int) -> String {

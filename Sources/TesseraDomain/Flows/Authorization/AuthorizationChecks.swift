@@ -221,7 +221,7 @@ extension Authorizer {
             let voluntary = (draft.parameters["acr_values"] ?? "").split(separator: " ").map(String.init)
             var claims = draft.claims ?? ClaimsRequest()
             if let entry = claims.idToken?["acr"] ?? nil, entry.essential == true {
-                let asked = ((entry.values ?? []) + [entry.value].compactMap { $0 }).compactMap(\.stringValue)
+                let asked = entry.stringValues
                 if !asked.isEmpty, !asked.contains(where: AuthenticationContext.supported.contains) {
                     return OAuthError(OAuthError.Code(rawValue: "unmet_authentication_requirements"),
                                       "No sign-in here reaches the essential acr \(asked.joined(separator: " ")) "

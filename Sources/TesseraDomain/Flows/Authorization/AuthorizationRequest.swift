@@ -100,6 +100,13 @@ extension AuthorizationRequest {
     /// OpenID Connect Core §5.5.1.1): the sign-in must reach one. Empty when it demands none.
     package var demandedContexts: [String] {
         guard let entry = claims?.idToken?["acr"] ?? nil, entry.essential == true else { return [] }
-        return ((entry.values ?? []) + [entry.value].compactMap { $0 }).compactMap(\.stringValue)
+        return entry.stringValues
+    }
+
+    /// Whether the request demands more than one factor can give (no demanded class is
+    /// `urn:tessera:acr:1fa`): the login page says so.
+    package var demandsStrongerSignIn: Bool {
+        let demanded = demandedContexts
+        return !demanded.isEmpty && !demanded.contains(AuthenticationContext.singleFactor)
     }
 }

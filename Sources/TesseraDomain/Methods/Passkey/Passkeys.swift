@@ -234,8 +234,9 @@ package struct Passkeys: Sendable {
         do {
             let all = try await store.passkeys(userID: user.id)
             guard let passkey = all.first(where: { $0.id == id }) else { return false }
-            let others = all.filter { $0.id != id && !$0.isSuspended }
-            if others.isEmpty, user.passwordHash == nil, !user.emailVerified, try await store.identities(userID: user.id).isEmpty {
+            let others = all.filter { $0.id != id }
+            let identities = try await store.identities(userID: user.id)
+            guard user.passwordHash != nil || SelfService.hasAnotherWayIn(user, identities: identities, passkeys: others) else {
                 throw PasskeyFailure.lastWayIn
             }
             guard try await store.deletePasskey(id: id, userID: user.id) else { return false }
