@@ -210,6 +210,9 @@ let package = Package(
                 .embedInCode("Resources/pages/adminaudit.mustache"),
                 .embedInCode("Resources/pages/tessera.css"),
                 .embedInCode("Resources/pages/passkeys.js"),
+                .embedInCode("Resources/pages/secondfactor.mustache"),
+                .embedInCode("Resources/pages/totpsetup.mustache"),
+                .embedInCode("Resources/pages/recoverycodes.mustache"),
                 // The OpenAPI documents it serves: copies of docs/*.openapi.json (scripts/generate-openapi-source).
                 .embedInCode("Resources/openapi/native-auth.openapi.json"),
                 .embedInCode("Resources/openapi/admin.openapi.json"),

@@ -482,6 +482,10 @@ enum Migrations {
                 PRIMARY KEY (user_id, code_hash))
             """,
         ]),
+        // A client may require a second factor of every sign-in (`--require-mfa`).
+        Migration(version: 23, name: "client_require_mfa", statements: [
+            "ALTER TABLE clients ADD COLUMN require_mfa BOOLEAN NOT NULL DEFAULT FALSE",
+        ]),
     ]
 
     /// PostgreSQL's advisory-lock key for migrations (a fixed number, "tessera" in ASCII).

@@ -42,6 +42,7 @@ extension SQLStore: ClientStore {
         client.previousSecretHash = try row.optionalString("previous_secret_hash")
         client.previousSecretExpiresAt = try row.optionalInt("previous_secret_expires_at")
         client.requirePushedRequests = try row.bool("require_pushed_requests")
+        client.requireMFA = try row.bool("require_mfa")
         client.authenticator = try row.bool("authenticator")
         client.deviceSSOGroup = try row.optionalString("device_sso_group")
         return client
@@ -72,6 +73,7 @@ extension SQLStore: ClientStore {
                     post_logout_redirect_uris = \(bind: logouts), grant_types = \(bind: grants), scopes = \(bind: client.scopes.description),
                     first_party = \(bind: client.firstParty), jwks = \(bind: jwks), app_links = \(bind: appLinks),
                     resource_server = \(bind: client.resourceServer), require_pushed_requests = \(bind: client.requirePushedRequests),
+                    require_mfa = \(bind: client.requireMFA),
                     authenticator = \(bind: client.authenticator), device_sso_group = \(bind: client.deviceSSOGroup), version = version + 1
                 WHERE id = \(bind: client.id) AND version = \(bind: version) RETURNING id
                 """).first() != nil
@@ -118,13 +120,13 @@ extension SQLStore: ClientStore {
                 try await db.raw("""
                     INSERT INTO clients (id, name, secret_hash, auth_method, redirect_uris, post_logout_redirect_uris,
                         grant_types, scopes, first_party, jwks, assertion_issuer, assertion_lifetime, subject_type, created_at, app_links,
-                        resource_server, require_pushed_requests, authenticator, device_sso_group)
+                        resource_server, require_pushed_requests, require_mfa, authenticator, device_sso_group)
                     VALUES (\(bind: client.id), \(bind: client.name), \(bind: client.secretHash), \(bind: client.authMethod.rawValue),
                         \(bind: redirects), \(bind: logouts), \(bind: grants), \(bind: client.scopes.description),
                         \(bind: client.firstParty), \(bind: jwks), \(bind: client.assertionIssuer), \(bind: client.assertionLifetime),
                         \(bind: client.subjectType.rawValue), \(bind: client.createdAt), \(bind: appLinks),
-                        \(bind: client.resourceServer), \(bind: client.requirePushedRequests), \(bind: client.authenticator),
-                        \(bind: client.deviceSSOGroup))
+                        \(bind: client.resourceServer), \(bind: client.requirePushedRequests), \(bind: client.requireMFA),
+                        \(bind: client.authenticator), \(bind: client.deviceSSOGroup))
                     """).run()
             }
         } catch where isUniqueViolation(error) {

@@ -210,6 +210,7 @@ extension AdminClientInfo {
             androidApps: client.appLinks.androidApps.map { AdminAndroidApp(packageName: $0.packageName, sha256CertFingerprints: $0.certificateFingerprints) },
             createdAt: client.createdAt, version: client.version, requirePushedAuthorizationRequests: client.requirePushedRequests,
             authenticator: client.authenticator)
+        requireMFA = client.requireMFA
         deviceSSOGroup = client.deviceSSOGroup
         jwks = client.jwks
         assertionIssuer = client.assertionIssuer

@@ -38,6 +38,7 @@ public func buildRouter(services: Services, readiness: @escaping @Sendable () as
     router.get(RouterPath(Templates.stylesheetPath)) { _, _ in Templates.stylesheetResponse() }
     router.get(RouterPath(Templates.passkeysScriptPath)) { _, _ in Templates.passkeysScriptResponse() }
     PasskeyEndpoints(services: services).register(on: router)
+    SecondFactorPages(services: services).register(on: router)
     services.pages.brand.register(on: router)
     HealthEndpoints(readiness: readiness).register(on: router)
     return router

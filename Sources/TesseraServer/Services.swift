@@ -71,6 +71,8 @@ public final class Services: Sendable {
     package let selfService: SelfService
     /// Passkeys: registering, signing in, looking after them.
     package let passkeys: Passkeys
+    /// Authenticator apps and recovery codes.
+    package let secondFactors: SecondFactors
     /// The registered clients.
     package let clients: Clients
     /// What happened to accounts and clients (`audit_events`).
@@ -100,7 +102,7 @@ public final class Services: Sendable {
                                   idTokenLifetime: configuration.idTokenLifetime,
                                   refreshTokenLifetime: configuration.refreshTokenLifetime, pairwiseSecret: pairwiseSecret)
         authorizer = Authorizer(issuer: issuer, clients: store, users: store, consents: store, interactions: store, grants: store,
-                                crossApp: store, keys: keys, tokenIssuer: tokenIssuer, clock: clock,
+                                crossApp: store, factors: store, keys: keys, tokenIssuer: tokenIssuer, clock: clock,
                                 codeLifetime: configuration.authorizationCodeLifetime,
                                 interactionLifetime: configuration.interactionLifetime, limits: workLimits, audit: audit)
         let issuer = configuration.issuerURL
@@ -141,6 +143,7 @@ public final class Services: Sendable {
                                                                     relyingPartyName: configuration.branding.name,
                                                                     origins: Set([configuration.issuerOrigin] + configuration.passkeyOrigins)),
                             audit: audit, clock: clock)
+        secondFactors = SecondFactors(store: store, secretBox: secretBox, issuerName: configuration.branding.name, audit: audit, clock: clock)
         clients = Clients(store: store)
         clientAdministration = ClientAdministration(store: store, audit: audit, clock: clock)
         userAdministration = UserAdministration(store: store, passwords: passwords, policy: PasswordPolicy(), audit: audit, clock: clock)

@@ -22,7 +22,7 @@ struct AuthorizationHarness {
             let issuer = try await tokenIssuer(store, clock: clock)
             let audit = AuditTrail(store: store, clock: clock, logger: Logger(label: "test"))
             let authorizer = Authorizer(issuer: "https://id.example", clients: store, users: store, consents: store, interactions: store,
-                                        grants: store, crossApp: store, keys: issuer.keys, tokenIssuer: issuer, clock: clock, codeLifetime: 60,
+                                        grants: store, crossApp: store, factors: store, keys: issuer.keys, tokenIssuer: issuer, clock: clock, codeLifetime: 60,
                                         interactionLifetime: 600, limits: WorkLimits(WorkLimitSettings(), store: store), audit: audit)
             for (id, firstParty) in [("web", false), ("partner", true)] {
                 try await store.insert(Client(id: id, name: id, secretHash: ClientSecretHash.make(String(repeating: "s", count: 32)),

@@ -20,7 +20,8 @@ struct InteractionPolicyTests {
         try await store.insert(client)
         try await store.insert(alice)
         let clock = WallClock { Self.now }
-        return InteractionPolicy(tokenIssuer: try await AuthorizationHarness.tokenIssuer(store, clock: clock), consents: store, clock: clock)
+        return InteractionPolicy(tokenIssuer: try await AuthorizationHarness.tokenIssuer(store, clock: clock), consents: store,
+                                 secondFactors: SecondFactorPolicy(factors: store), clock: clock)
     }
 
     func request(scope: String = "openid email", prompt: [String] = [], maxAge: Int64? = nil, hint: String? = nil) -> AuthorizationRequest {
@@ -96,6 +97,53 @@ struct InteractionPolicyTests {
             #expect(try await policy.need(request(scope: "openid address"), client: firstParty, signIn: signIn) == .consent(ScopeSet(["address"])))
             try await store.recordConsent(userID: alice.id, clientID: "app", scopes: ScopeSet(["email"]), now: Self.now)
             #expect(try await policy.need(request(), client: client, signIn: signIn) == .nothing)
+        }
+    }
+
+    @Test("a second factor: asked of someone who turned it on, for a client that requires it and a request demanding mfa; never for a voluntary mfa from someone without one")
+    func secondFactor() async throws {
+        try await withStore { store in
+            let policy = try await policy(store)
+            try await store.recordConsent(userID: alice.id, clientID: "app", scopes: ScopeSet(["openid", "email"]), now: Self.now)
+            let password = InteractionPolicy.SignIn(user: alice, authTime: Self.now, amr: ["pwd"])
+            var asking = request()
+            asking.claims = ClaimsRequest(userinfo: nil, idToken: ["acr": .init(values: [.string(AuthenticationContext.multiFactor)])])
+            #expect(try await policy.need(asking, client: client, signIn: password) == .nothing, "voluntary, and nothing to give it with")
+            var demanding = request()
+            demanding.claims = ClaimsRequest(userinfo: nil, idToken: ["acr": .init(essential: true, values: [.string(AuthenticationContext.multiFactor)])])
+            let demanded = try await policy.need(demanding, client: client, signIn: password)
+            #expect(demanded == .secondFactor(.init(reason: .requestDemands, authenticatorApp: false, passkey: false)))
+            guard case .secondFactor(let requirement) = demanded else { return }
+            #expect(requirement.mustEnrol, "nothing to give: an app is set up on the way")
+            #expect(policy.refusal(demanded, demanding) == nil, "the page may be shown")
+            #expect(policy.refusal(demanded, demanding, reauthenticate: false)?.code.rawValue == "unmet_authentication_requirements")
+            var silent = demanding
+            silent.prompt = ["none"]
+            #expect(policy.refusal(demanded, silent)?.code == .interactionRequired)
+            var strict = client
+            strict.requireMFA = true
+            #expect(try await policy.need(request(), client: strict, signIn: password)
+                == .secondFactor(.init(reason: .clientRequires, authenticatorApp: false, passkey: false)))
+            // Alice turns it on: every sign-in of hers asks, and two factors answer everything above.
+            #expect(try await store.insertPendingTOTP(TOTPFactor(userID: alice.id, sealedSecret: "enc:v1:x", createdAt: Self.now)))
+            #expect(try await policy.need(request(), client: client, signIn: password) == .nothing, "an app being set up asks nothing yet")
+            #expect(try await store.confirmTOTP(userID: alice.id, step: 1, now: Self.now))
+            #expect(try await policy.need(request(), client: client, signIn: password)
+                == .secondFactor(.init(reason: .turnedOn, authenticatorApp: true, passkey: false)))
+            let both = InteractionPolicy.SignIn(user: alice, authTime: Self.now, amr: SecondFactorPolicy.combined(["pwd"], ["otp"]))
+            #expect(both.amr == ["pwd", "otp", "mfa"])
+            for (wanted, target) in [(request(), client), (demanding, client), (asking, client), (request(), strict)] {
+                #expect(try await policy.need(wanted, client: target, signIn: both) == .nothing)
+            }
+            // A passkey with user verification is two factors by itself.
+            let passkey = InteractionPolicy.SignIn(user: alice, authTime: Self.now, amr: ["hwk", "pin", "mfa"])
+            #expect(try await policy.need(request(), client: strict, signIn: passkey) == .nothing)
+            // phr is for a passkey alone: a second factor doesn't reach it.
+            var phishingResistant = request()
+            phishingResistant.claims = ClaimsRequest(userinfo: nil, idToken: ["acr": .init(essential: true, values: [.string("phr")])])
+            guard case .strongerSignIn = try await policy.need(phishingResistant, client: client, signIn: both) else {
+                Issue.record("phr needs a passkey"); return
+            }
         }
     }
 

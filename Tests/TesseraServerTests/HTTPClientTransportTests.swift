@@ -144,14 +144,13 @@ struct HTTPClientTransportTests {
     func refused() async throws {
         // A port that was just free: nobody listens on it.
         let port = try { let listener = try LoopbackRedirectListener(); defer { listener.close() }; return listener.port }()
-        let started = ContinuousClock.now
         let error = await #expect(throws: AuthError.self) {
             _ = try await AsyncHTTPClientTransport().send(HTTPTransportRequest(url: URL(string: "http://127.0.0.1:\(port)/.well-known/openid-configuration")!))
         }
         #expect(error?.code == .network)
+        // The refusal itself, not a connect timeout after retries (no wall-clock bound: the whole
+        // suite on two cores made a 9-second one fail).
         #expect(error?.reason.contains("127.0.0.1:\(port)") == true && error?.reason.contains("Connection refused") == true)
-        // Well under the 10 s connect timeout, with room for a loaded machine.
-        #expect(ContinuousClock.now - started < .seconds(9), "not retried until the connect timeout")
     }
 
     @Test("a body over the limit is a network error, with or without Content-Length")
@@ -182,12 +181,12 @@ struct HTTPClientTransportTests {
         try await withServer { base in
             let transport = AsyncHTTPClientTransport(timeout: 0.5)
             for path in ["slow", "stall"] {
-                let started = ContinuousClock.now
+                // The server answers in full after 6 s: a transport that waited for it would succeed,
+                // so the timeout's own error is the proof (a wall-clock bound failed under load).
                 let error = await #expect(throws: AuthError.self) {
                     _ = try await transport.send(HTTPTransportRequest(url: base.appending(path: path)))
                 }
                 #expect(error?.code == .network && error?.reason.contains("within 0.5 seconds") == true, "\(path)")
-                #expect(ContinuousClock.now - started < .milliseconds(4500), "\(path): not waiting for the server's answer")
             }
         }
     }
@@ -197,11 +196,10 @@ struct HTTPClientTransportTests {
         try await withServer { base in
             let task = Task { try await AsyncHTTPClientTransport().send(HTTPTransportRequest(url: base.appending(path: "slow"))) }
             try await Task.sleep(for: .milliseconds(200))
-            let cancelledAt = ContinuousClock.now
             task.cancel()
+            // Waiting for the server's answer (6 s) would end in a success, not `.cancelled`.
             let error = await #expect(throws: AuthError.self) { _ = try await task.value }
             #expect(error?.code == .cancelled)
-            #expect(ContinuousClock.now - cancelledAt < .milliseconds(4500), "not waiting for the server's answer")
         }
     }
 }

@@ -22,6 +22,7 @@ public struct AdminClientInfo: Codable, Sendable, Equatable {
     public var createdAt: Int64
     public var version: Int64
     public var requirePushedAuthorizationRequests: Bool
+    public var requireMFA = false
     public var authenticator: Bool
     public var deviceSSOGroup: String?
     public var jwks: JWKSet?
@@ -61,7 +62,7 @@ public struct AdminClientInfo: Codable, Sendable, Equatable {
         case tokenEndpointAuthMethod = "token_endpoint_auth_method", firstParty = "first_party", subjectType = "subject_type"
         case resourceServer = "resource_server", linkDomains = "link_domains", iosApps = "ios_apps", androidApps = "android_apps"
         case createdAt = "created_at", version
-        case requirePushedAuthorizationRequests = "require_pushed_authorization_requests", authenticator
+        case requirePushedAuthorizationRequests = "require_pushed_authorization_requests", requireMFA = "require_mfa", authenticator
         case deviceSSOGroup = "device_sso_group", jwks, assertionIssuer = "assertion_issuer", assertionLifetime = "assertion_lifetime"
         case previousSecretExpiresAt = "previous_secret_expires_at", clientSecret = "client_secret"
     }

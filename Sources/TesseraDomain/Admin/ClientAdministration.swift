@@ -30,6 +30,8 @@ public struct ClientRegistration: Sendable {
     public var appLinks = ClientAppLinks()
     /// RFC 9126: its authorization requests must be pushed.
     public var requirePushedRequests = false
+    /// Every sign-in to it needs a second factor.
+    public var requireMFA = false
     /// The operator's app that approves other apps' requests (first-party only).
     public var authenticator = false
     /// Native SSO: the group of the vendor's apps that share a device session.
@@ -57,6 +59,7 @@ public struct ClientChanges: Sendable, Equatable {
     /// New keys for a client that authenticates with private_key_jwt.
     public var jwks: JWKSet?
     public var requirePushedRequests: Bool?
+    public var requireMFA: Bool?
     public var authenticator: Bool?
     /// `.some(nil)` takes the client out of its device SSO group.
     public var deviceSSOGroup: String??
@@ -69,7 +72,7 @@ public struct ClientChanges: Sendable, Equatable {
          ("scope", scopes != nil), ("grant_types", grantTypes != nil), ("first_party", firstParty != nil),
          ("resource_server", resourceServer != nil), ("link_domains", linkDomains != nil), ("ios_apps", appleAppIDs != nil),
          ("android_apps", androidApps != nil), ("jwks", jwks != nil),
-         ("require_pushed_authorization_requests", requirePushedRequests != nil), ("authenticator", authenticator != nil),
+         ("require_pushed_authorization_requests", requirePushedRequests != nil), ("require_mfa", requireMFA != nil), ("authenticator", authenticator != nil),
          ("device_sso_group", deviceSSOGroup != nil)]
             .filter(\.1).map(\.0)
     }
@@ -108,6 +111,7 @@ public struct ClientAdministration: Sendable {
         client.appLinks = registration.appLinks
         client.resourceServer = registration.resourceServer
         client.requirePushedRequests = registration.requirePushedRequests
+        client.requireMFA = registration.requireMFA
         client.authenticator = registration.authenticator
         client.deviceSSOGroup = registration.deviceSSOGroup
         try await store.insert(client)
@@ -147,6 +151,7 @@ public struct ClientAdministration: Sendable {
         client.appLinks.androidApps = changes.androidApps ?? client.appLinks.androidApps
         client.jwks = changes.jwks ?? client.jwks
         client.requirePushedRequests = changes.requirePushedRequests ?? client.requirePushedRequests
+        client.requireMFA = changes.requireMFA ?? client.requireMFA
         client.authenticator = changes.authenticator ?? client.authenticator
         client.deviceSSOGroup = changes.deviceSSOGroup ?? client.deviceSSOGroup
         do {
@@ -214,6 +219,7 @@ public struct ClientAdministration: Sendable {
         registration.resourceServer = client.resourceServer
         registration.appLinks = client.appLinks
         registration.requirePushedRequests = client.requirePushedRequests
+        registration.requireMFA = client.requireMFA
         registration.authenticator = client.authenticator
         registration.deviceSSOGroup = client.deviceSSOGroup
         return registration

@@ -53,6 +53,8 @@ public struct Client: Sendable, Equatable {
     /// RFC 9126 `require_pushed_authorization_requests`: its authorization requests must come
     /// through the pushed authorization request endpoint.
     public var requirePushedRequests = false
+    /// Every sign-in to it needs a second factor (`amr` with `mfa`), whatever the request asks.
+    public var requireMFA = false
     /// The operator's own app that approves other apps' requests for its signed-in user
     /// (app-to-app authorization and hand-off tickets). Only a first-party client can be one.
     public var authenticator = false

@@ -1,7 +1,7 @@
 
 /// The stores a domain rule can use inside one transaction.
 public typealias TransactionStores = UserStore & SessionStore & GrantStore & IdentityStore & NativeFlowStore & EmailLinkStore & AuditStore
-    & CrossAppStore & ConsentStore & EmailChangeStore & PasskeyStore
+    & CrossAppStore & ConsentStore & EmailChangeStore & PasskeyStore & SecondFactorStore
 
 /// Runs domain rules that change several tables at once: `store.transaction { tx in … }`
 /// hands every store bound to one transaction, committed when the body returns and

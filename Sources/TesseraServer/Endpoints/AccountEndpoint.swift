@@ -102,6 +102,10 @@ struct AccountEndpoint {
             let origin = PasswordSignIn.Origin(address: context.addressKey, device: services.deviceCookies.device(in: request))
             switch try await services.passwordSignIn.signIn(email: user.email, password: form["password"] ?? "", from: origin) {
             case .success(let signedIn):
+                if let page = try await SecondFactorPages(services: services).ask(userID: signedIn.id, amr: ["pwd"], next: .location("/account"),
+                                                                                  request: request, language: language) {
+                    return page
+                }
                 let (_, cookie) = try await BrowserSessions(services: services).create(userID: signedIn.id, amr: ["pwd"], replacing: request)
                 var response = Responses.redirect("/account", status: .seeOther)
                 response.setCookie(cookie)

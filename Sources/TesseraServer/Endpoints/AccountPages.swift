@@ -22,6 +22,8 @@ struct AccountPage {
     var passkeys: [[String: Any]]
     /// A refused passkey ceremony or change.
     var passkeyError: String?
+    /// The "Two-step verification" section's values.
+    var twoStep: [String: Any]
     var sessions: [[String: Any]]
     var apps: [AccountPageApp]
     var identities: [[String: Any]]
@@ -36,6 +38,7 @@ extension AccountEndpoint {
         "profile": .accountProfileSaved, "password": .accountPasswordChanged, "password-removed": .accountPasswordRemoved,
         "session": .accountSessionEnded, "sessions": .accountOthersEnded, "email": .accountEmailChanged,
         "passkey-added": .passkeyAdded, "passkey-renamed": .passkeyRenamed, "passkey-removed": .passkeyRemoved, "passkey-gone": .passkeyGone,
+        "two-step-on": .twoStepTurnedOn, "two-step-off": .twoStepTurnedOff, "recovery-codes": .recoveryCodesReplaced,
     ]
 
     func registerForms(on router: Router<TesseraRequestContext>) {
@@ -47,6 +50,7 @@ extension AccountEndpoint {
         router.post("/account/email") { request, context in try await form(request, context, startEmailChange) }
         router.post("/account/email/confirm") { request, context in try await form(request, context, confirmEmailChange) }
         router.get("/account/confirm") { request, _ in try await confirmPage(request) }
+        registerTwoStepForms(on: router)
     }
 
     /// The signed-in browser's account, and the proof it has.
@@ -211,6 +215,7 @@ extension AccountEndpoint {
         case "password": .reauthPassword
         case "email": .reauthEmail
         case "passkey": .reauthPasskey
+        case "two-step": .reauthTwoStep
         default: .reauthProfile
         }
         return reauthenticationPage(request, user: user, reason: reason, message: nil, status: .ok)
@@ -221,7 +226,7 @@ extension AccountEndpoint {
     /// The account page of `user`: `typed` and `problems` show a refused profile form again.
     func page(_ request: Request, _ user: User, session: BrowserSession, typed: RequestParameters? = nil, problems: [String: String] = [:],
               passwordErrors: [String: String] = [:], emailChange: SelfService.PendingChange? = nil, emailError: String? = nil,
-              passkeyError: String? = nil, formError: String? = nil, notice: String? = nil,
+              passkeyError: String? = nil, setupError: String? = nil, formError: String? = nil, notice: String? = nil,
               status: HTTPResponse.Status = .ok) async throws -> Response {
         let language = language(request)
         let (csrf, cookie) = services.csrf.token(for: request)
@@ -273,6 +278,7 @@ extension AccountEndpoint {
             passwordHint: language == .ru ? "Не короче \(policy.minimumLength) символов." : "At least \(policy.minimumLength) characters.",
             canRemovePassword: user.passwordHash != nil && SelfService.hasAnotherWayIn(user, identities: linkedIdentities, passkeys: userPasskeys),
             passkeys: passkeys, passkeyError: passkeyError,
+            twoStep: try await twoStepSection(user, language: language, setupError: setupError),
             sessions: sessions, apps: apps, identities: identities,
             connect: services.federation.loginProviders.filter { !linked.contains($0.id) })
         var response = Responses.html(services.pages.account(model, language: language), status: status,

@@ -37,13 +37,13 @@ struct AuthorizationEndpoint {
             services.logger.info("authorization request refused", metadata: ["error": "\(error)"])
             return errorPage(error, request: request, locales: locales)
         case .failure(.redirect(let target, let error)):
-            return respond(authorizer.respondError(target, error), request: request, locales: locales)
+            return try await respond(authorizer.respondError(target, error), request: request, locales: locales)
         case .success(let (authorization, client)):
             let session = try await BrowserSessions(services: services).current(request)
             // A pushed request counted as a sign-in started when it was pushed.
             let outcome = try await authorizer.decide(authorization, client: client, session: session, signedInNow: false,
                                                       address: pushed ? nil : context.addressKey)
-            return respond(outcome, request: request, locales: locales)
+            return try await respond(outcome, request: request, locales: locales)
         }
     }
 
@@ -75,9 +75,14 @@ struct AuthorizationEndpoint {
     /// on (consent, or back to the client).
     func signedIn(userID: String, amr: [String], _ authorization: AuthorizationRequest, client: Client, interaction: String,
                   request: Request) async throws -> Response {
+        if let page = try await SecondFactorPages(services: services).ask(
+            userID: userID, amr: amr, next: .authorization(interaction), client: client, authorization: authorization, request: request,
+            language: language(for: request, locales: authorization.uiLocales)) {
+            return page
+        }
         let (session, cookie) = try await BrowserSessions(services: services).create(userID: userID, amr: amr, replacing: request)
         let outcome = try await authorizer.decide(authorization, client: client, session: session, signedInNow: true, interaction: interaction)
-        var response = respond(outcome, request: request, locales: authorization.uiLocales, afterPost: true, session: cookie.value)
+        var response = try await respond(outcome, request: request, locales: authorization.uiLocales, afterPost: true, session: cookie.value)
         response.setCookie(cookie)
         if case .respond = outcome { try await authorizer.finish(interaction) }
         return response
@@ -95,7 +100,7 @@ struct AuthorizationEndpoint {
         }
         let outcome = try await authorizer.consent(authorization, client: client, by: signIn, allowed: form["decision"] == "allow")
         try await authorizer.finish(interaction)
-        return respond(outcome, request: request, locales: authorization.uiLocales, afterPost: true)
+        return try await respond(outcome, request: request, locales: authorization.uiLocales, afterPost: true)
     }
 
     // MARK: Rendering
@@ -104,7 +109,7 @@ struct AuthorizationEndpoint {
 
     /// `session`: the session cookie this answer sets, right after a sign-in (its forms are bound to it).
     func respond(_ outcome: AuthorizationOutcome, request: Request, locales: [String], afterPost: Bool = false,
-                 session: String? = nil) -> Response {
+                 session: String? = nil) async throws -> Response {
         switch outcome {
         case .errorPage(let error):
             return errorPage(error, request: request, locales: locales)
@@ -127,6 +132,13 @@ struct AuthorizationEndpoint {
             }
             return loginPage(authorization, client: client, interaction: interaction, request: request,
                              email: authorization.loginHint, message: nil, status: .ok)
+        case .secondFactor(let interaction, let authorization, let client, let user, let requirement):
+            // A session too weak for this request: its person steps up, from what it has.
+            let amr = try await BrowserSessions(services: services).current(request)?.amr ?? []
+            let pending = PendingSecondFactor(userID: user.id, amr: amr, issuedAt: services.clock.now(), next: .authorization(interaction))
+            return try await SecondFactorPages(services: services).page(pending, user: user, requirement: requirement, clientName: client.name,
+                                                                        request: request,
+                                                                        language: language(for: request, locales: authorization.uiLocales))
         case .consent(let interaction, let authorization, let client, let user, let scopes, let essential):
             let (csrf, cookie) = csrf.token(for: request, session: session)
             let html = pages.consent(language: language(for: request, locales: authorization.uiLocales), clientName: client.name,
@@ -302,6 +314,12 @@ struct BrowserSessions {
         let origin = PasswordSignIn.Origin(address: context.addressKey, device: services.deviceCookies.device(in: request))
         switch try await services.passwordSignIn.signIn(email: form["email"] ?? "", password: form["password"] ?? "", from: origin) {
         case .success(let user):
+            let language = PageLanguage.negotiate(uiLocales: [], acceptLanguage: request.headers[.acceptLanguage])
+            if var page = try await SecondFactorPages(services: services).ask(userID: user.id, amr: ["pwd"], next: .location(destination),
+                                                                              request: request, language: language) {
+                page.setCookie(services.deviceCookies.cookie(for: user.id))
+                return .success(page)
+            }
             let (_, cookie) = try await create(userID: user.id, amr: ["pwd"], replacing: request)
             var response = Responses.redirect(destination, status: .seeOther)
             response.setCookie(cookie)

@@ -211,6 +211,12 @@ struct EmailLinkEndpoints {
             return invalidLinkPage(language)
         }
         guard case .signedIn(let user, _, _) = outcome else { return invalidLinkPage(language) }
+        if var page = try await SecondFactorPages(services: services).ask(
+            userID: user.id, amr: ["email"], interaction: record.interaction,
+            otherwise: record.continueURL.map { .location($0) } ?? .signedIn, request: request, language: language) {
+            page.setCookie(deviceCookie("", maxAge: 0))
+            return page
+        }
         let (session, cookie) = try await BrowserSessions(services: services).create(userID: user.id, amr: ["email"], replacing: request)
         var response = try await afterSignIn(record: record, session: session, cookie: cookie.value, request: request, language: language)
         response.setCookie(cookie)
@@ -227,7 +233,7 @@ struct EmailLinkEndpoints {
             let outcome = try await services.authorizer.decide(pending, client: client, session: session, signedInNow: true,
                                                                interaction: interaction)
             if case .respond = outcome { try await services.authorizer.finish(interaction) }
-            return authorization.respond(outcome, request: request, locales: pending.uiLocales, afterPost: true, session: cookie)
+            return try await authorization.respond(outcome, request: request, locales: pending.uiLocales, afterPost: true, session: cookie)
         }
         if record.interaction == nil, let continueURL = record.continueURL {
             return Responses.redirect(continueURL, status: .seeOther)

@@ -125,13 +125,17 @@ struct FederationEndpoints {
 
     /// A browser session for the user, then back into the authorization request.
     func signIn(_ user: User, interaction: String?, request: Request, language: PageLanguage) async throws -> Response {
+        if let page = try await SecondFactorPages(services: services).ask(userID: user.id, amr: ["fed"], interaction: interaction,
+                                                                          otherwise: .signedIn, request: request, language: language) {
+            return page
+        }
         let (session, cookie) = try await BrowserSessions(services: services).create(userID: user.id, amr: ["fed"], replacing: request)
         var response: Response
         if let interaction, let (pending, client) = try await services.authorizer.pendingRequest(interaction) {
             let outcome = try await services.authorizer.decide(pending, client: client, session: session, signedInNow: true,
                                                                interaction: interaction)
             if case .respond = outcome { try await services.authorizer.finish(interaction) }
-            response = authorization.respond(outcome, request: request, locales: pending.uiLocales, afterPost: true,
+            response = try await authorization.respond(outcome, request: request, locales: pending.uiLocales, afterPost: true,
                                              session: cookie.value)
         } else {
             response = Responses.html(pages.message(language: language, title: .signedInTitle, message: .signedIn))

@@ -100,6 +100,11 @@ struct PasskeyEndpoints {
             let signedIn = try await services.passkeys.signIn(try Self.assertion(form), binding: Self.accountBinding)
             await services.audit.record(.signIn, userID: signedIn.user.id, email: signedIn.user.email, ip: RequestOrigin.address,
                                         detail: "passkey (account page)")
+            if let page = try await SecondFactorPages(services: services).ask(userID: signedIn.user.id, amr: signedIn.amr,
+                                                                              next: .location("/account"), request: request,
+                                                                              language: language) {
+                return page
+            }
             let (_, cookie) = try await BrowserSessions(services: services).create(userID: signedIn.user.id, amr: signedIn.amr,
                                                                                    replacing: request)
             var response = Responses.redirect("/account", status: .seeOther)

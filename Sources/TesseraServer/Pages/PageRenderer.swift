@@ -286,8 +286,38 @@ public struct PageRenderer: Sendable {
             "deleteButton": language.text(.accountDeleteButton),
             "signOut": language.text(.accountSignOut),
         ]
+        values.merge(page.twoStep) { _, new in new }
         if page.passwordErrors["current"] != nil { values["currentFocus"] = true } else if page.passwordErrors["new"] != nil { values["newFocus"] = true }
         return render("account", values, language: language)
+    }
+
+    /// The second factor after the first: the app's or a recovery code, a passkey, or setting
+    /// up an app (`enrolment`).
+    func secondFactor(language: PageLanguage, clientName: String?, intro: String, csrf: String, codeForm: Bool, passkey: Bool,
+                      enrolment: TOTPSetup?, message: String?) -> String {
+        var values: [String: Any] = [
+            "title": language.text(.twoStepTitle), "signInTo": language.text(.signInTo), "clientName": clientName ?? "",
+            "intro": intro, "csrf": csrf, "message": message ?? "", "verifyAction": SecondFactorPages.verifyPath,
+            "codeLabel": language.text(.twoStepCodeLabel), "codeHint": language.text(.twoStepCodeHint),
+            "verify": language.text(.twoStepVerify), "or": language.text(.or),
+        ]
+        if codeForm { values["codeForm"] = true }
+        if passkey {
+            values.merge(["passkeyAction": SecondFactorPages.passkeyPath, "passkeyOptions": SecondFactorPages.passkeyOptionsPath,
+                          "passkeyUse": language.text(.twoStepUsePasskey), "passkeyClass": codeForm ? "secondary" : "",
+                          "passkeyFailed": language.text(.passkeyFailed), "passkeyCancelled": language.text(.passkeyCancelled)]) { _, new in new }
+        }
+        if let enrolment { values.merge(enrolment.values(language, error: nil)) { _, new in new } }
+        return render("secondfactor", values, language: language)
+    }
+
+    /// Recovery codes, shown once; `continueAction` goes on (a POST with the CSRF token, or a GET).
+    func recoveryCodes(language: PageLanguage, codes: [String], csrf: String?, continueAction: String, notice: String? = nil) -> String {
+        render("recoverycodes", [
+            "title": language.text(.recoveryCodesTitle), "intro": language.text(.recoveryCodesIntro), "codes": codes,
+            "hint": language.text(.recoveryCodesHint), "continue": language.text(.continueButton),
+            "continueMethod": csrf == nil ? "get" : "post", "continueAction": continueAction, "csrf": csrf ?? "", "notice": notice ?? "",
+        ], language: language)
     }
 
     func error(language: PageLanguage, error: OAuthError, intro: String? = nil) -> String {

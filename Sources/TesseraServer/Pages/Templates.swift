@@ -19,6 +19,8 @@ enum Templates {
         "adminusers": text(PackageResources.adminusers_mustache), "adminuser": text(PackageResources.adminuser_mustache),
         "adminclients": text(PackageResources.adminclients_mustache), "adminclient": text(PackageResources.adminclient_mustache),
         "adminkeys": text(PackageResources.adminkeys_mustache), "adminaudit": text(PackageResources.adminaudit_mustache),
+        "secondfactor": text(PackageResources.secondfactor_mustache), "totpsetup": text(PackageResources.totpsetup_mustache),
+        "recoverycodes": text(PackageResources.recoverycodes_mustache),
     ]
 
     static let stylesheet = text(PackageResources.tessera_css)

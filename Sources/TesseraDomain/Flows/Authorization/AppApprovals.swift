@@ -84,7 +84,7 @@ public struct AppApprovals: Sendable {
         if allow, case .signIn(let reason) = need {
             throw OAuthError(.loginRequired, reason + Self.signInAgain)
         }
-        if allow, case .strongerSignIn(let reason) = need {
+        if allow, let reason = InteractionPolicy.unmet(need) {
             throw OAuthError(InteractionPolicy.unmetAuthenticationRequirements, reason + Self.signInAgain)
         }
         guard try await crossApp.takePushedRequest(uriHash: tokenHash(requestURI), now: clock.now()) != nil else {

@@ -63,6 +63,8 @@ public enum AuthorizationOutcome: Sendable {
     case respond(ResponseTarget, [(String, String)])
     /// Ask the user to sign in.
     case login(interaction: String, AuthorizationRequest, Client)
+    /// Ask the session's user for a second factor (or to set one up).
+    case secondFactor(interaction: String, AuthorizationRequest, Client, User, SecondFactorPolicy.Requirement)
     /// Ask the user to allow `scopes`; `essential` are those the client marked essential.
     case consent(interaction: String, AuthorizationRequest, Client, User, scopes: ScopeSet, essential: Set<String>)
 }
@@ -103,10 +105,18 @@ extension AuthorizationRequest {
         return entry.stringValues
     }
 
-    /// Whether the request demands more than one factor can give (no demanded class is
-    /// `urn:tessera:acr:1fa`): the login page says so.
+    /// The classes the request asks for without demanding them (`acr_values`, or a voluntary
+    /// `acr` in `claims`), in its order of preference.
+    package var requestedContexts: [String] {
+        guard let entry = claims?.idToken?["acr"] ?? nil, entry.essential != true else { return [] }
+        return entry.stringValues
+    }
+
+    /// Whether only a passkey reaches what the request demands (every demanded class is `phr`
+    /// or `phrh`; a second factor reaches `urn:tessera:acr:mfa`): the login page says so.
     package var demandsStrongerSignIn: Bool {
         let demanded = demandedContexts
         return !demanded.isEmpty && !demanded.contains(AuthenticationContext.singleFactor)
+            && !demanded.contains(AuthenticationContext.multiFactor)
     }
 }

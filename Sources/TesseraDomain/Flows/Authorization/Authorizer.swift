@@ -20,10 +20,11 @@ public struct Authorizer: Sendable {
     let audit: AuditTrail
     let crossApp: any CrossAppStore
     /// Whether a known sign-in answers a request, and what else it needs.
-    let policy: InteractionPolicy
+    package let policy: InteractionPolicy
 
     package init(issuer: String, clients: any ClientStore, users: any UserStore, consents: any ConsentStore,
-                 interactions: any InteractionStore, grants: any GrantStore, crossApp: any CrossAppStore, keys: KeyRing,
+                 interactions: any InteractionStore, grants: any GrantStore, crossApp: any CrossAppStore,
+                 factors: any SecondFactorStore & PasskeyStore, keys: KeyRing,
                  tokenIssuer: TokenIssuer, clock: WallClock, codeLifetime: Int64, interactionLifetime: Int64, limits: WorkLimits,
                  audit: AuditTrail) {
         self.audit = audit
@@ -40,7 +41,8 @@ public struct Authorizer: Sendable {
         self.codeLifetime = codeLifetime
         self.interactionLifetime = interactionLifetime
         self.limits = limits
-        policy = InteractionPolicy(tokenIssuer: tokenIssuer, consents: consents, clock: clock)
+        policy = InteractionPolicy(tokenIssuer: tokenIssuer, consents: consents, secondFactors: SecondFactorPolicy(factors: factors),
+                                   clock: clock)
     }
 
     // MARK: Validation
@@ -89,6 +91,9 @@ public struct Authorizer: Sendable {
         case .signIn, .strongerSignIn:
             guard let id = try await interactionID(interaction, request, address: address) else { return tooManyStarted(target) }
             return .login(interaction: id, request, client)
+        case .secondFactor(let requirement):
+            guard let id = try await interactionID(interaction, request, address: address), let signIn else { return tooManyStarted(target) }
+            return .secondFactor(interaction: id, request, client, signIn.user, requirement)
         case .consent(let scopes):
             guard let user = signIn?.user else { return respondError(target, .serverError(detail: "consent without a sign-in")) }
             return try await askConsent(request, client: client, user: user, scopes: scopes, interaction: interaction, address: address)

@@ -9,11 +9,14 @@ import TesseraCore
 package struct InteractionPolicy: Sendable {
     let tokenIssuer: TokenIssuer
     let consents: any ConsentStore
+    /// Whether a sign-in needs a second factor.
+    package let secondFactors: SecondFactorPolicy
     let clock: WallClock
 
-    package init(tokenIssuer: TokenIssuer, consents: any ConsentStore, clock: WallClock) {
+    package init(tokenIssuer: TokenIssuer, consents: any ConsentStore, secondFactors: SecondFactorPolicy, clock: WallClock) {
         self.tokenIssuer = tokenIssuer
         self.consents = consents
+        self.secondFactors = secondFactors
         self.clock = clock
     }
 
@@ -44,16 +47,33 @@ package struct InteractionPolicy: Sendable {
         /// A sign-in with a method that reaches the authentication context the request demands
         /// (an essential `acr`: a passkey for `phr`), and why.
         case strongerSignIn(String)
+        /// The session's user gives a second factor (an authenticator app's code, a recovery
+        /// code, a passkey), or sets one up first.
+        case secondFactor(SecondFactorPolicy.Requirement)
         /// The user's consent to these scopes.
         case consent(ScopeSet)
         /// Nothing: the code may be issued.
         case nothing
     }
 
+    /// The need of another way of signing in or of a second factor, in words: what an answer
+    /// that can't ask for either (an app's approval, a hand-off ticket) refuses with
+    /// `unmet_authentication_requirements`; nil for another need.
+    package static func unmet(_ need: Need) -> String? {
+        switch need {
+        case .strongerSignIn(let reason): reason
+        case .secondFactor(let requirement): requirement.explanation
+        default: nil
+        }
+    }
+
     package func need(_ request: AuthorizationRequest, client: Client, signIn: SignIn?) async throws -> Need {
         guard let signIn else { return .signIn("The user must sign in.") }
         if let reason = reauthentication(request, client: client, signIn: signIn) { return .signIn(reason) }
         if let reason = unmetContext(request, signIn: signIn) { return .strongerSignIn(reason) }
+        if let requirement = try await secondFactors.requirement(user: signIn.user, amr: signIn.amr, client: client, request: request) {
+            return .secondFactor(requirement)
+        }
         if let scopes = try await consent(request, client: client, user: signIn.user) { return .consent(scopes) }
         return .nothing
     }
@@ -84,12 +104,15 @@ package struct InteractionPolicy: Sendable {
         return nil
     }
 
-    /// Why `signIn` doesn't reach the authentication context `request` demands, or nil when it
-    /// does or nothing is demanded (OpenID Connect Core §5.5.1.1: an essential `acr` claim; the
-    /// voluntary `acr_values` only say which class the ID token should name).
+    /// Why `signIn` doesn't reach the authentication context `request` demands and only another
+    /// sign-in (a passkey) can, or nil when it does, a second factor can (`urn:tessera:acr:mfa`:
+    /// ``SecondFactorPolicy``) or nothing is demanded (OpenID Connect Core §5.5.1.1: an essential
+    /// `acr` claim; the voluntary `acr_values` name the ID token's class, and ask for a second
+    /// factor from those who have one).
     package func unmetContext(_ request: AuthorizationRequest, signIn: SignIn) -> String? {
         let demanded = request.demandedContexts
-        guard !demanded.isEmpty, !demanded.contains(where: { AuthenticationContext.satisfies(amr: signIn.amr, $0) }) else { return nil }
+        guard !demanded.isEmpty, !demanded.contains(AuthenticationContext.multiFactor),
+              !demanded.contains(where: { AuthenticationContext.satisfies(amr: signIn.amr, $0) }) else { return nil }
         return "The request demands a sign-in reaching acr \(demanded.joined(separator: " or ")), and this one reached "
             + "\(AuthenticationContext.achieved(amr: signIn.amr))."
     }
@@ -120,6 +143,10 @@ package struct InteractionPolicy: Sendable {
             return OAuthError(Self.unmetAuthenticationRequirements, reason)
         case .strongerSignIn(let reason) where request.prompt.contains("none"):
             return OAuthError(.loginRequired, reason)
+        case .secondFactor(let requirement) where !reauthenticate:
+            return OAuthError(Self.unmetAuthenticationRequirements, requirement.explanation)
+        case .secondFactor(let requirement) where request.prompt.contains("none"):
+            return OAuthError(.interactionRequired, requirement.explanation)
         case .consent where request.prompt.contains("none"):
             return OAuthError(.consentRequired, "The user must consent: send the request again without prompt=none.")
         default:

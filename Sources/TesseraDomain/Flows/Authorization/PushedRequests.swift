@@ -93,7 +93,7 @@ extension Authorizer {
         if case .signIn(let reason) = need {
             return respondError(target, OAuthError(.loginRequired, reason + " A hand-off ticket can't answer it: sign in another way."))
         }
-        if case .strongerSignIn(let reason) = need {
+        if let reason = InteractionPolicy.unmet(need) {
             return respondError(target, OAuthError(InteractionPolicy.unmetAuthenticationRequirements,
                                                    reason + " A hand-off ticket can't answer it: sign in another way."))
         }

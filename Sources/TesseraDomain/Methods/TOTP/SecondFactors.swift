@@ -9,14 +9,22 @@ import TesseraCore
 /// text; the first right code confirms it and makes ten recovery codes, shown once and stored
 /// as hashes. Checking a code: a TOTP code of the current step ±1, each step used once (a code
 /// seen over a shoulder is spent), or a recovery code, each used once.
+///
+/// Wrong codes are counted as wrong passwords are (``PasswordSignIn``): five per waiting
+/// sign-in, ten per account in 15 minutes from anywhere but a browser the owner signed in
+/// from before (its device cookie), which is counted on its own. Only someone who has the
+/// first factor gets to guess, and they can't lock the owner's own browser out.
 package struct SecondFactors: Sendable {
-    package typealias Stores = SecondFactorStore & UserStore
+    package typealias Stores = SecondFactorStore & UserStore & ThrottleStore & StoreTransactions
     let store: any Stores
     let secretBox: SecretBox
     /// The authenticator app's label: the product's name.
     let issuerName: String
     let audit: AuditTrail
     let clock: WallClock
+    let perSignIn: FailureThrottle
+    let perAccount: FailureThrottle
+    let perDevice: FailureThrottle
 
     package init(store: any Stores, secretBox: SecretBox, issuerName: String, audit: AuditTrail, clock: WallClock) {
         self.store = store
@@ -24,6 +32,20 @@ package struct SecondFactors: Sendable {
         self.issuerName = issuerName
         self.audit = audit
         self.clock = clock
+        perSignIn = FailureThrottle("second-factor:sign-in", limit: 5, window: 900, store: store)
+        perAccount = FailureThrottle("second-factor:account", limit: 10, window: 900, store: store)
+        perDevice = FailureThrottle("second-factor:device", limit: 5, window: 900, store: store)
+    }
+
+    /// Where a code comes from: the sign-in waiting for it, and the browser's device cookie.
+    package struct Origin: Sendable {
+        package var signIn: String?
+        package var device: KnownDevice?
+
+        package init(signIn: String? = nil, device: KnownDevice? = nil) {
+            self.signIn = signIn
+            self.device = device
+        }
     }
 
     /// How many recovery codes a person gets.
@@ -85,7 +107,32 @@ package struct SecondFactors: Sendable {
 
     /// Checks a code as the second factor: the app's current code (once per time step) or a
     /// recovery code (once). Answers the methods it adds to the sign-in (RFC 8176: `otp`).
-    package func verify(_ user: User, code: String) async throws(SecondFactorFailure) -> [String] {
+    package func verify(_ user: User, code: String, from origin: Origin = Origin()) async throws(SecondFactorFailure) -> [String] {
+        let counters: [(FailureThrottle, String)] = if let device = origin.device, device.userID == user.id {
+            [(perDevice, device.id)]
+        } else {
+            (origin.signIn.map { [(perSignIn, $0)] } ?? []) + [(perAccount, user.id)]
+        }
+        let attempt: FailureThrottle.Attempt
+        do {
+            guard let reserved = try await FailureThrottle.reserve(counters, now: clock.now()) else {
+                await audit.record(.signInFailed, userID: user.id, email: user.email, detail: "second factor: throttled")
+                Signals.throttled("second-factor")
+                throw SecondFactorFailure.throttled
+            }
+            attempt = reserved
+        } catch let failure as SecondFactorFailure {
+            throw failure
+        } catch {
+            throw .unavailable(error)
+        }
+        let methods = try await check(user, code: code)
+        do { try await FailureThrottle.forgive(attempt) } catch { throw .unavailable(error) }
+        return methods
+    }
+
+    /// The code against the app and the recovery codes, uncounted.
+    func check(_ user: User, code: String) async throws(SecondFactorFailure) -> [String] {
         do {
             if let factor = try await store.totpFactor(userID: user.id), factor.isConfirmed, Self.digits(code).count == 6 {
                 let totp = TOTP(secret: TOTPSecret(bytes: try secretBox.open(factor.sealedSecret, context: Self.sealContext(user.id))))
@@ -109,6 +156,11 @@ package struct SecondFactors: Sendable {
         }
     }
 
+    /// How many recovery codes the person has left.
+    package func recoveryCodesLeft(for user: User) async throws -> Int {
+        try await store.recoveryCodesLeft(userID: user.id)
+    }
+
     /// New recovery codes, replacing the old ones: answers them, shown this once.
     package func newRecoveryCodes(for user: User) async throws -> [String] {
         let codes = (0..<Self.recoveryCodeCount).map { _ in Self.newRecoveryCode() }
@@ -116,12 +168,33 @@ package struct SecondFactors: Sendable {
         return codes
     }
 
-    /// Removes the authenticator app and the recovery codes.
+    /// Removes the authenticator app and the recovery codes, together.
     package func removeTOTP(for user: User) async throws {
-        try await store.deleteTOTP(userID: user.id)
-        try await store.replaceRecoveryCodes(userID: user.id, hashes: [], now: clock.now())
+        let now = clock.now()
+        try await store.transaction { tx in
+            try await tx.deleteTOTP(userID: user.id)
+            try await tx.replaceRecoveryCodes(userID: user.id, hashes: [], now: now)
+        }
         await audit.record(.secondFactorRemoved, userID: user.id, email: user.email, detail: "authenticator app")
     }
+
+    // MARK: A sign-in waiting for its second factor
+
+    /// The sealed form of `pending`, for the browser to keep.
+    package func seal(_ pending: PendingSecondFactor) throws -> String {
+        try secretBox.seal(try JSONEncoder().encode(pending), context: Self.pendingContext)
+    }
+
+    /// The waiting sign-in a browser kept, while it is young enough; nil when it isn't one.
+    package func pending(_ sealed: String?) -> PendingSecondFactor? {
+        guard let sealed, sealed.count <= 4096, let data = try? secretBox.open(sealed, context: Self.pendingContext),
+              let pending = try? JSONDecoder().decode(PendingSecondFactor.self, from: data) else { return nil }
+        let now = clock.now()
+        guard pending.issuedAt <= now, now - pending.issuedAt < PendingSecondFactor.lifetime else { return nil }
+        return pending
+    }
+
+    static let pendingContext = "second-factor-pending"
 
     // MARK: Codes
 
@@ -155,5 +228,7 @@ package enum SecondFactorFailure: Error, Sendable {
     case notSetUp
     /// One is set up already: remove it first.
     case alreadySet
+    /// Too many wrong codes lately: wait.
+    case throttled
     case unavailable(any Error)
 }
