@@ -124,8 +124,10 @@ public final class Services: Sendable {
                                   ?? MailAddress.defaultSender(issuer: issuer, product: configuration.branding.name),
                               domain: mailDomain, clock: clock, signal: mailDelivery.signal)
         mailTemplates = try MailTemplates(branding: configuration.branding)
+        secondFactors = SecondFactors(store: store, secretBox: secretBox, issuerName: configuration.branding.name, audit: audit, clock: clock)
         flows = AccountFlows(settings: configuration.nativeAuth, enumerationProtection: configuration.enumerationProtection, store: store,
-                             hasher: passwords, policy: PasswordPolicy(), passwordSignIn: passwordSignIn, limits: workLimits,
+                             hasher: passwords, policy: PasswordPolicy(), passwordSignIn: passwordSignIn, secondFactors: secondFactors,
+                             limits: workLimits,
                              mail: FlowMail(mailer: mailer, templates: mailTemplates, issuerHost: URLComponents(string: issuer)?.host ?? issuer),
                              audit: audit, clock: clock, logger: logger)
         emailLinks = EmailLinks(lifetime: configuration.emailLinkLifetime, issuer: issuer, store: store, limits: flows.mailLimits,
@@ -143,7 +145,6 @@ public final class Services: Sendable {
                                                                     relyingPartyName: configuration.branding.name,
                                                                     origins: Set([configuration.issuerOrigin] + configuration.passkeyOrigins)),
                             audit: audit, clock: clock)
-        secondFactors = SecondFactors(store: store, secretBox: secretBox, issuerName: configuration.branding.name, audit: audit, clock: clock)
         clients = Clients(store: store)
         clientAdministration = ClientAdministration(store: store, audit: audit, clock: clock)
         userAdministration = UserAdministration(store: store, passwords: passwords, policy: PasswordPolicy(), audit: audit, clock: clock)

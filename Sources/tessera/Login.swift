@@ -253,6 +253,8 @@ struct Login: AsyncParsableCommand {
         switch await client.signIn(username: username, password: password) {
         case .completed(let completed):
             result = completed
+        case .mfaRequired(let state):
+            result = try await Self.enterSecondFactor(state)
         case .codeRequired(let state, let sentTo, _, _):
             result = try await Self.enterCode(state, sentTo: sentTo.isEmpty ? username : sentTo)
         case .passwordRequired:
@@ -283,6 +285,8 @@ struct Login: AsyncParsableCommand {
             switch await state.submitCode(line.trimmingCharacters(in: .whitespaces)) {
             case .completed(let result):
                 return result
+            case .mfaRequired(let second):
+                return try await enterSecondFactor(second)
             case .error(let error, let next?) where error.isInvalidCode:
                 report("tessera login: " + message(for: error))
                 lastError = error
@@ -292,6 +296,32 @@ struct Login: AsyncParsableCommand {
             }
         }
         throw lastError ?? AuthError(.configuration, "no code accepted")
+    }
+
+    /// Prompts for the second factor (the authenticator app's code, or a recovery code) and
+    /// reads it from standard input; a wrong code can be retyped.
+    static func enterSecondFactor(_ state: MFARequiredState) async throws -> AuthorizationResult {
+        var submit: (String) async -> MFASubmitChallengeResult = state.submitChallenge
+        var lastError: MFAError?
+        for _ in 0..<codeAttempts {
+            FileHandle.standardError.write(Data("Two-step verification: the code from your authenticator app, or a recovery code: ".utf8))
+            guard let line = readLine(strippingNewline: true) else {
+                FileHandle.standardError.write(Data("\n".utf8))
+                if let lastError { throw lastError }
+                throw AuthError(.configuration, "no second-factor code on standard input")
+            }
+            switch await submit(line.trimmingCharacters(in: .whitespaces)) {
+            case .completed(let result):
+                return result
+            case .error(let error, let next?) where error.isInvalidChallenge:
+                report("tessera login: " + message(for: error))
+                lastError = error
+                submit = next.submitChallenge
+            case .error(let error, _):
+                throw error
+            }
+        }
+        throw lastError ?? AuthError(.configuration, "no second-factor code accepted")
     }
 
     /// Prints the session's ID-token claims as JSON on standard output.

@@ -141,6 +141,42 @@ struct NativeAuthTests {
         }
     }
 
+    @Test("two-step verification: the password answers mfaRequired; the methods, the app's code (a wrong one retried), both factors in amr")
+    func secondFactor() async throws {
+        try await withLiveProvider { live in
+            // Alice sets up an authenticator app, as the account page does.
+            let alice = try #require(try await live.provider.store.user(email: aliceEmail))
+            let enrolment = try await live.provider.secondFactors.startTOTP(for: alice)
+            let app = TOTP(secret: try #require(TOTPSecret(base32: enrolment.secret)))
+            let now = Int64(Date().timeIntervalSince1970)
+            _ = try await live.provider.secondFactors.confirmTOTP(for: alice, code: app.code(forStep: app.step(at: now) - 1))
+
+            let client = live.nativeClient()
+            guard case .mfaRequired(let required) = await client.signIn(username: aliceEmail, password: alicePassword) else {
+                Issue.record("a right password must ask for the second factor"); return
+            }
+            #expect(required.username == aliceEmail)
+            guard case .selectionRequired(let methods, let chooser) = await required.getAuthMethods() else {
+                Issue.record("the methods must be listed"); return
+            }
+            #expect(methods == [.authenticatorApp, .recoveryCode])
+            guard case .error(let spent, nil) = await required.getAuthMethods() else { Issue.record("a state works once"); return }
+            #expect(spent.isStateAlreadyUsed)
+            guard case .verificationRequired(let awaiting, let channel, let codeLength) = await chooser.requestChallenge(authMethod: .authenticatorApp) else {
+                Issue.record("choosing the app must ask for its code"); return
+            }
+            #expect(channel == .authenticatorApp && codeLength == 6)
+            let right = app.code(forStep: app.step(at: now))
+            guard case .error(let wrong, let retry?) = await awaiting.submitChallenge(right == "000000" ? "111111" : "000000") else {
+                Issue.record("a wrong code must fail with a state to retry"); return
+            }
+            #expect(wrong.isInvalidChallenge)
+            guard case .completed(let result) = await retry.submitChallenge(right) else { Issue.record("the right code must sign in"); return }
+            #expect(result.user?.email == aliceEmail)
+            #expect(result.idToken?.authenticationMethods == ["pwd", "otp", "mfa"])
+        }
+    }
+
     @Test("sign-in by code: a wrong code is isInvalidCode, then the right code signs in")
     func signInByCode() async throws {
         try await withLiveProvider { live in

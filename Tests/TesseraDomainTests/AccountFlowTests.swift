@@ -57,7 +57,7 @@ func token(of step: FlowStep) -> String? {
     switch step {
     case .started(let token), .codeSent(let token, _), .passwordRequested(let token), .passwordRequired(let token),
          .attributesRequired(let token, _), .verified(let token, _), .completed(let token, _), .resetSubmitted(let token, _),
-         .resetSucceeded(let token):
+         .resetSucceeded(let token), .secondFactorMethods(let token, _), .secondFactorChallenge(let token, _):
         token
     case .browserRequired:
         nil

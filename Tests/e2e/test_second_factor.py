@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import json
 import struct
+import subprocess
 import time
 
 import pytest
@@ -340,3 +341,76 @@ def test_wrong_codes_are_limited_and_the_page_expires(site, browser):
     assert response.status_code == 400
     response = requests.post(site.issuer + "/login/second-factor/passkey/options", data={"csrf_token": "x"}, timeout=10)
     assert response.status_code == 400 and response.json()["error"] == "invalid_request"
+
+
+def native(server, path: str, data: dict) -> requests.Response:
+    return requests.post(server.issuer + path, data={"client_id": server.client["client_id"], **data}, timeout=10)
+
+
+def native_password_sign_in(server, email: str) -> requests.Response:
+    started = native(server, "/oauth2/v2.0/initiate", {"username": email, "challenge_type": "password redirect"}).json()
+    asked = native(server, "/oauth2/v2.0/challenge", {"continuation_token": started["continuation_token"]}).json()
+    assert asked["challenge_type"] == "password", asked
+    return native(server, "/oauth2/v2.0/token", {"continuation_token": asked["continuation_token"], "grant_type": "password",
+                                                 "password": PASSWORD, "scope": "openid email"})
+
+
+def test_the_native_api_answers_mfa_required_and_takes_the_code(site, browser):
+    """Entra's strong-authentication steps: the password answers invalid_grant/mfa_required with a
+    continuation token; introspect lists the authenticator app and recovery codes; challenge
+    with an id says a 6-digit code is next; grant_type=mfa_oob with a wrong code is
+    invalid_oob_value, with the right one the tokens (amr pwd otp mfa). Each token works once."""
+    email = new_person(site)
+    app, codes = turn_on(browser, site, email)
+    first = native_password_sign_in(site, email)
+    assert first.status_code == 400, first.text
+    body = first.json()
+    assert body["error"] == "invalid_grant" and body["suberror"] == "mfa_required" and 50076 in body["error_codes"], body
+    assert "access_token" not in body
+    listed = native(site, "/oauth2/v2.0/introspect", {"continuation_token": body["continuation_token"]})
+    assert listed.status_code == 200, listed.text
+    methods = listed.json()["methods"]
+    assert [method["id"] for method in methods] == ["authenticator_app", "recovery_code"], methods
+    again = native(site, "/oauth2/v2.0/introspect", {"continuation_token": body["continuation_token"]})
+    assert again.status_code == 400 and again.json()["error"] == "invalid_grant", "a continuation token works once"
+    chosen = native(site, "/oauth2/v2.0/challenge", {"continuation_token": listed.json()["continuation_token"], "id": "authenticator_app"})
+    assert chosen.status_code == 200, chosen.text
+    challenge = chosen.json()
+    assert challenge["challenge_type"] == "oob" and challenge["challenge_channel"] == "authenticator_app" and challenge["code_length"] == 6
+    wrong_answer = native(site, "/oauth2/v2.0/token", {"continuation_token": challenge["continuation_token"], "grant_type": "mfa_oob",
+                                                       "oob": wrong(app), "scope": "openid email"})
+    assert wrong_answer.status_code == 400 and wrong_answer.json()["suberror"] == "invalid_oob_value", wrong_answer.text
+    tokens = native(site, "/oauth2/v2.0/token", {"continuation_token": challenge["continuation_token"], "grant_type": "mfa_oob",
+                                                 "oob": app.code(), "scope": "openid email"})
+    assert tokens.status_code == 200, tokens.text
+    claims = unverified_claims(tokens.json()["id_token"])
+    assert claims["email"] == email and claims["amr"] == ["pwd", "otp", "mfa"], claims
+    # A recovery code, straight at the token endpoint after mfa_required (introspect and challenge are optional).
+    second = native_password_sign_in(site, email).json()
+    recovered = native(site, "/oauth2/v2.0/token", {"continuation_token": second["continuation_token"], "grant_type": "mfa_oob",
+                                                    "oob": codes[0], "scope": "openid email"})
+    assert recovered.status_code == 200, recovered.text
+    # A client requiring a second factor, for someone without one: set it up in the browser first.
+    plain = new_person(site)
+    started = requests.post(site.issuer + "/oauth2/v2.0/initiate", data={
+        "client_id": site.strict["client_id"], "username": plain, "challenge_type": "password redirect"}, timeout=10).json()
+    asked = requests.post(site.issuer + "/oauth2/v2.0/challenge", data={
+        "client_id": site.strict["client_id"], "continuation_token": started["continuation_token"]}, timeout=10).json()
+    refused = requests.post(site.issuer + "/oauth2/v2.0/token", data={
+        "client_id": site.strict["client_id"], "continuation_token": asked["continuation_token"], "grant_type": "password",
+        "password": PASSWORD, "scope": "openid"}, timeout=10)
+    assert refused.status_code == 400 and refused.json()["suberror"] == "registration_required", refused.text
+
+
+def test_tessera_login_native_asks_for_the_second_factor_on_the_terminal(site, browser, binary, tmp_path):
+    """`tessera login --native --password-stdin`: after the password, the prompt for the app's
+    code; a wrong one is reported and retyped, the right one prints the claims."""
+    email = new_person(site)
+    app, _ = turn_on(browser, site, email)
+    done = subprocess.run(
+        [binary, "login", "--native", "--issuer", site.issuer, "--client-id", site.client["client_id"], "--email", email,
+         "--password-stdin", "--token-file", str(tmp_path / "tokens.json")],
+        input=f"{PASSWORD}\n{wrong(app)}\n{app.code()}\n", capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("Two-step verification:") == 2 and "invalid_oob_value" in done.stderr, done.stderr
+    assert json.loads(done.stdout)["amr"] == ["pwd", "otp", "mfa"]

@@ -158,7 +158,9 @@ public final class NativeAuthClient: Sendable {
                 throw NativeAuthFailure.invalidResponse("the sign-in challenge answered challenge_type '\(challenge.challengeType ?? "")'")
             }
         } catch {
-            return .error(SignInStartError(NativeAuthFailure(error)))
+            let failure = NativeAuthFailure(error)
+            if let next = failure.mfaRequired(context) { return .mfaRequired(next) }
+            return .error(SignInStartError(failure))
         }
     }
 

@@ -159,6 +159,15 @@ public protocol SignInAfterSignUpDelegate: AnyObject {
     func onSignInAfterSignUpError(error: SignInAfterSignUpError)
     /// Signed in.
     func onSignInCompleted(result: AuthorizationResult)
+    /// Optional: the first factor was right and a second is needed (``MFARequiredState``).
+    func onSignInMFARequired(newState: MFARequiredState)
+}
+
+extension SignInAfterSignUpDelegate {
+    /// Reports the step as an error: an app that turns on two-step verification implements it.
+    public func onSignInMFARequired(newState: MFARequiredState) {
+        onSignInAfterSignUpError(error: SignInAfterFlowError(unhandled("a second factor", method: "onSignInMFARequired")))
+    }
 }
 
 // MARK: - Sign-in
@@ -174,6 +183,15 @@ public protocol SignInStartDelegate: AnyObject {
     func onSignInPasswordRequired(newState: SignInPasswordRequiredState)
     /// Optional: signed in.
     func onSignInCompleted(result: AuthorizationResult)
+    /// Optional: the first factor was right and a second is needed (``MFARequiredState``).
+    func onSignInMFARequired(newState: MFARequiredState)
+}
+
+extension SignInStartDelegate {
+    /// Reports the step as an error: an app that turns on two-step verification implements it.
+    public func onSignInMFARequired(newState: MFARequiredState) {
+        onSignInStartError(error: SignInStartError(unhandled("a second factor", method: "onSignInMFARequired")))
+    }
 }
 
 extension SignInStartDelegate {
@@ -199,6 +217,15 @@ public protocol SignInVerifyCodeDelegate: AnyObject {
     func onSignInVerifyCodeError(error: VerifyCodeError, newState: SignInCodeRequiredState?)
     /// Signed in.
     func onSignInCompleted(result: AuthorizationResult)
+    /// Optional: the first factor was right and a second is needed (``MFARequiredState``).
+    func onSignInMFARequired(newState: MFARequiredState)
+}
+
+extension SignInVerifyCodeDelegate {
+    /// Reports the step as an error: an app that turns on two-step verification implements it.
+    public func onSignInMFARequired(newState: MFARequiredState) {
+        onSignInVerifyCodeError(error: VerifyCodeError(unhandled("a second factor", method: "onSignInMFARequired")), newState: nil)
+    }
 }
 
 /// Receives the outcome of ``SignInCodeRequiredState/resendCode(delegate:)``.
@@ -218,6 +245,15 @@ public protocol SignInPasswordRequiredDelegate: AnyObject {
     func onSignInPasswordRequiredError(error: PasswordRequiredError, newState: SignInPasswordRequiredState?)
     /// Signed in.
     func onSignInCompleted(result: AuthorizationResult)
+    /// Optional: the first factor was right and a second is needed (``MFARequiredState``).
+    func onSignInMFARequired(newState: MFARequiredState)
+}
+
+extension SignInPasswordRequiredDelegate {
+    /// Reports the step as an error: an app that turns on two-step verification implements it.
+    public func onSignInMFARequired(newState: MFARequiredState) {
+        onSignInPasswordRequiredError(error: PasswordRequiredError(unhandled("a second factor", method: "onSignInMFARequired")), newState: nil)
+    }
 }
 
 // MARK: - Password reset
@@ -267,6 +303,15 @@ public protocol SignInAfterResetPasswordDelegate: AnyObject {
     func onSignInAfterResetPasswordError(error: SignInAfterResetPasswordError)
     /// Signed in.
     func onSignInCompleted(result: AuthorizationResult)
+    /// Optional: the first factor was right and a second is needed (``MFARequiredState``).
+    func onSignInMFARequired(newState: MFARequiredState)
+}
+
+extension SignInAfterResetPasswordDelegate {
+    /// Reports the step as an error: an app that turns on two-step verification implements it.
+    public func onSignInMFARequired(newState: MFARequiredState) {
+        onSignInAfterResetPasswordError(error: SignInAfterFlowError(unhandled("a second factor", method: "onSignInMFARequired")))
+    }
 }
 
 // MARK: - Entry points
@@ -298,6 +343,7 @@ extension NativeAuthClient {
                 delegate.onSignInCodeRequired(newState: state, sentTo: sentTo, channelTargetType: channel, codeLength: codeLength)
             case .passwordRequired(let state): delegate.onSignInPasswordRequired(newState: state)
             case .completed(let result): delegate.onSignInCompleted(result: result)
+            case .mfaRequired(let state): delegate.onSignInMFARequired(newState: state)
             case .error(let error): delegate.onSignInStartError(error: error)
             }
         }
@@ -379,6 +425,7 @@ extension SignInAfterSignUpState {
         Task { @MainActor in
             switch await self.signIn(scopes: scopes) {
             case .completed(let result): delegate.onSignInCompleted(result: result)
+            case .mfaRequired(let state): delegate.onSignInMFARequired(newState: state)
             case .error(let error): delegate.onSignInAfterSignUpError(error: error)
             }
         }
@@ -392,6 +439,7 @@ extension SignInCodeRequiredState {
         Task { @MainActor in
             switch await self.submitCode(code) {
             case .completed(let result): delegate.onSignInCompleted(result: result)
+            case .mfaRequired(let state): delegate.onSignInMFARequired(newState: state)
             case .error(let error, let state): delegate.onSignInVerifyCodeError(error: error, newState: state)
             }
         }
@@ -417,6 +465,7 @@ extension SignInPasswordRequiredState {
         Task { @MainActor in
             switch await self.submitPassword(password) {
             case .completed(let result): delegate.onSignInCompleted(result: result)
+            case .mfaRequired(let state): delegate.onSignInMFARequired(newState: state)
             case .error(let error, let state): delegate.onSignInPasswordRequiredError(error: error, newState: state)
             }
         }
@@ -468,6 +517,7 @@ extension SignInAfterResetPasswordState {
         Task { @MainActor in
             switch await self.signIn(scopes: scopes) {
             case .completed(let result): delegate.onSignInCompleted(result: result)
+            case .mfaRequired(let state): delegate.onSignInMFARequired(newState: state)
             case .error(let error): delegate.onSignInAfterResetPasswordError(error: error)
             }
         }

@@ -11,6 +11,8 @@ public enum SignInStartResult: Sendable {
     case passwordRequired(SignInPasswordRequiredState)
     /// Signed in: validated tokens and the user.
     case completed(AuthorizationResult)
+    /// The password was right and a second factor is needed (docs/two-step.md).
+    case mfaRequired(MFARequiredState)
     /// The sign-in failed.
     case error(SignInStartError)
 }
@@ -19,6 +21,8 @@ public enum SignInStartResult: Sendable {
 public enum SignInVerifyCodeResult: Sendable {
     /// Signed in: validated tokens and the user.
     case completed(AuthorizationResult)
+    /// The code was right and a second factor is needed (docs/two-step.md).
+    case mfaRequired(MFARequiredState)
     /// The code was not accepted; with a wrong code `newState` takes another one or a resend.
     case error(VerifyCodeError, newState: SignInCodeRequiredState?)
 }
@@ -27,6 +31,8 @@ public enum SignInVerifyCodeResult: Sendable {
 public enum SignInPasswordResult: Sendable {
     /// Signed in: validated tokens and the user.
     case completed(AuthorizationResult)
+    /// The password was right and a second factor is needed (docs/two-step.md).
+    case mfaRequired(MFARequiredState)
     /// The password was not accepted; with a wrong password `newState` takes another one.
     case error(PasswordRequiredError, newState: SignInPasswordRequiredState?)
 }
@@ -53,6 +59,7 @@ public final class SignInCodeRequiredState: Sendable {
                                                              extra: [("oob", code)], context: context))
         } catch {
             let failure = NativeAuthFailure(error)
+            if let next = failure.mfaRequired(context) { return .mfaRequired(next) }
             return .error(VerifyCodeError(failure),
                           newState: failure.keepsFlow ? SignInCodeRequiredState(context: context, continuationToken: continuationToken) : nil)
         }
@@ -101,6 +108,7 @@ public final class SignInPasswordRequiredState: Sendable {
                                                              extra: [("password", password)], context: context))
         } catch {
             let failure = NativeAuthFailure(error)
+            if let next = failure.mfaRequired(context) { return .mfaRequired(next) }
             return .error(PasswordRequiredError(failure),
                           newState: failure.keepsFlow ? SignInPasswordRequiredState(context: context, continuationToken: continuationToken) : nil)
         }

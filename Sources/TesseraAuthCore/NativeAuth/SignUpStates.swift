@@ -186,6 +186,8 @@ public final class SignUpAttributesRequiredState: Sendable {
 public enum SignInAfterFlowResult: Sendable {
     /// Signed in: validated tokens and the user.
     case completed(AuthorizationResult)
+    /// A second factor is needed first (the person has two-step verification; docs/two-step.md).
+    case mfaRequired(MFARequiredState)
     /// No tokens.
     case error(SignInAfterFlowError)
 }
@@ -221,6 +223,8 @@ func signInAfterFlow(context: FlowContext, token: String, step: SingleUse, scope
         return .completed(try await context.client.token(grant: "continuation_token", continuationToken: token,
                                                          extra: [("username", context.username)], context: context))
     } catch {
-        return .error(SignInAfterFlowError(NativeAuthFailure(error)))
+        let failure = NativeAuthFailure(error)
+        if let next = failure.mfaRequired(context) { return .mfaRequired(next) }
+        return .error(SignInAfterFlowError(failure))
     }
 }

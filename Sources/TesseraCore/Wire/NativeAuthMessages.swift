@@ -21,6 +21,8 @@ public struct NativeAuthAnswer: Codable, Sendable, Equatable {
     public var status: String?
     /// With `challenge_type` `redirect`: why the browser is needed, when the server says.
     public var redirectReason: String?
+    /// `/oauth2/v2.0/introspect`: the second factors the person can give.
+    public var methods: [NativeAuthMethod]?
 
     public init(continuationToken: String? = nil, challengeType: String? = nil, bindingMethod: String? = nil,
                 challengeChannel: String? = nil, challengeTargetLabel: String? = nil, codeLength: Int? = nil, interval: Int64? = nil,
@@ -45,6 +47,29 @@ public struct NativeAuthAnswer: Codable, Sendable, Equatable {
         case continuationToken = "continuation_token", challengeType = "challenge_type", bindingMethod = "binding_method"
         case challengeChannel = "challenge_channel", challengeTargetLabel = "challenge_target_label", codeLength = "code_length"
         case interval, expiresIn = "expires_in", pollInterval = "poll_interval", status, redirectReason = "redirect_reason"
+        case methods
+    }
+}
+
+/// A second factor an app can ask for (Entra's strong-authentication method): `id` goes to
+/// `/oauth2/v2.0/challenge`.
+public struct NativeAuthMethod: Codable, Sendable, Equatable {
+    /// `authenticator_app` or `recovery_code`.
+    public var id: String
+    public var challengeType: String
+    public var challengeChannel: String
+    /// What the app may show for it.
+    public var loginHint: String
+
+    public init(id: String, challengeType: String, challengeChannel: String, loginHint: String) {
+        self.id = id
+        self.challengeType = challengeType
+        self.challengeChannel = challengeChannel
+        self.loginHint = loginHint
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, challengeType = "challenge_type", challengeChannel = "challenge_channel", loginHint = "login_hint"
     }
 }
 

@@ -12,7 +12,8 @@ package struct AccountFlows: Sendable {
 
     package init(settings: NativeAuthSettings, enumerationProtection: Bool,
                  store: any NativeFlowStore & UserStore & GrantStore & StoreTransactions, hasher: PasswordHasher, policy: PasswordPolicy,
-                 passwordSignIn: PasswordSignIn, limits: WorkLimits, mail: FlowMail, audit: AuditTrail, clock: WallClock, logger: Logger) {
+                 passwordSignIn: PasswordSignIn, secondFactors: SecondFactors, limits: WorkLimits, mail: FlowMail, audit: AuditTrail,
+                 clock: WallClock, logger: Logger) {
         let steps = FlowSteps(settings: settings, store: store, limits: limits, clock: clock)
         let mailLimits = MailLimits(settings: settings, store: store, clock: clock)
         let codes = EmailCodes(settings: settings, steps: steps, store: store, limits: mailLimits, mail: mail, clock: clock)
@@ -20,7 +21,7 @@ package struct AccountFlows: Sendable {
         signUp = SignUp(settings: settings, enumerationProtection: enumerationProtection, store: store, steps: steps, codes: codes,
                         passwords: passwords, clock: clock, logger: logger)
         signIn = SignIn(enumerationProtection: enumerationProtection, store: store, steps: steps, codes: codes,
-                        passwordSignIn: passwordSignIn, audit: audit, clock: clock, logger: logger)
+                        passwordSignIn: passwordSignIn, secondFactors: secondFactors, audit: audit, clock: clock, logger: logger)
         passwordReset = PasswordReset(settings: settings, enumerationProtection: enumerationProtection, store: store, steps: steps,
                                       codes: codes, passwords: passwords, mail: mail, clock: clock, logger: logger)
         self.mail = mail

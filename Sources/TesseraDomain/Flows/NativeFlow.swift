@@ -25,6 +25,8 @@ public struct NativeFlow: Sendable, Codable, Equatable {
         case verified
         /// Sign-up or reset finished: the token now buys tokens at `/oauth2/v2.0/token`.
         case completed
+        /// Sign-in: the first factor was right, and a second is needed (`amr` has the first's methods).
+        case secondFactorRequired = "second_factor"
     }
 
     /// The code the user must type, as its hash (its entries are counted in the row, in SQL).
@@ -100,10 +102,24 @@ package enum FlowStep: Sendable, Equatable {
     case verified(token: String, expiresIn: Int64)
     /// The account exists (sign-up) or the password is reset: `token` signs the user in.
     case completed(token: String, expiresIn: Int64)
+    /// Sign-in: the second factors the person can give here, for the app to choose from.
+    case secondFactorMethods(token: String, [SecondFactorMethod])
+    /// Sign-in: the code of this second factor is next.
+    case secondFactorChallenge(token: String, SecondFactorMethod)
     /// A reset submitted: ask whether it is done every `pollInterval` seconds.
     case resetSubmitted(token: String, pollInterval: Int64)
     /// The reset is done: `token` signs the user in.
     case resetSucceeded(token: String)
+}
+
+/// A second factor an app can ask for without a browser: the authenticator app's code, or a
+/// recovery code (Entra's strong-authentication methods, `/oauth2/v2.0/introspect`).
+package enum SecondFactorMethod: String, Sendable, CaseIterable {
+    case authenticatorApp = "authenticator_app"
+    case recoveryCode = "recovery_code"
+
+    /// The code's length as the person types it.
+    package var codeLength: Int { self == .authenticatorApp ? 6 : 11 }
 }
 
 /// Where a one-time code went, as the user may be shown it.
@@ -168,4 +184,15 @@ package enum FlowFailure: Error, Sendable, Equatable {
     case scopeRefused(String)
     /// The username given at the end is not the address the flow was about.
     case usernameMismatch
+    /// The first factor was right; a second is needed before tokens are issued (Entra's
+    /// `mfa_required`): `token` continues at introspect, challenge and the `mfa_oob` grant.
+    case secondFactorRequired(token: String)
+    /// A second factor is needed and the person has none: they set one up in the browser first.
+    case secondFactorSetupRequired
+    /// A second factor is needed that only the browser can ask for (a passkey).
+    case secondFactorInBrowser
+    /// Too many wrong second-factor codes lately.
+    case secondFactorThrottled
+    /// A second factor (`id`) that isn't one of ``SecondFactorMethod``.
+    case unknownSecondFactor(String)
 }

@@ -82,6 +82,8 @@ struct EmailLinkEndpoints {
         case .reauthenticated(let same): (user, isNew) = (same, false)
         default: throw Self.invalidCode
         }
+        // A second factor, when the person or the app wants one, goes on at the native API (mfa_required).
+        try await services.flows.signIn.requireSecondFactor(SignedIn(userID: user.id, amr: ["email"]), caller: caller)
         var tokens = try await services.userTokens.issue(userID: user.id, amr: ["email"], scope: scope, client: caller.client)
         tokens.isNewUser = isNew
         tokens.email = user.email

@@ -46,8 +46,16 @@ struct NativeAuthEndpoints {
                                                        caller: caller)
             }),
             (.signInChallenge, { parameters, caller in
-                try await flows.signIn.challenge(token: try wire.required(parameters, "continuation_token"),
-                                                 challenges: try wire.optionalChallenges(parameters), caller: caller)
+                // With `id`: the second factor the app chose after `mfa_required`.
+                if let method = parameters["id"] {
+                    return try await flows.signIn.secondFactorChallenge(token: try wire.required(parameters, "continuation_token"),
+                                                                        method: method, caller: caller)
+                }
+                return try await flows.signIn.challenge(token: try wire.required(parameters, "continuation_token"),
+                                                        challenges: try wire.optionalChallenges(parameters), caller: caller)
+            }),
+            (.signInIntrospect, { parameters, caller in
+                try await flows.signIn.secondFactorMethods(token: try wire.required(parameters, "continuation_token"), caller: caller)
             }),
             (.resetStart, { parameters, caller in
                 let challenges = try wire.challenges(parameters)

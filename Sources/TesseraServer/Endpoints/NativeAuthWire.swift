@@ -106,6 +106,16 @@ enum NativeAuthWire {
             return NativeAuthAnswer(continuationToken: token, pollInterval: pollInterval)
         case .resetSucceeded(let token):
             return NativeAuthAnswer(continuationToken: token, status: "succeeded")
+        case .secondFactorMethods(let token, let methods):
+            var answer = NativeAuthAnswer(continuationToken: token)
+            answer.methods = methods.map {
+                NativeAuthMethod(id: $0.rawValue, challengeType: "oob", challengeChannel: $0.rawValue,
+                                 loginHint: $0 == .authenticatorApp ? "Authenticator app" : "Recovery code")
+            }
+            return answer
+        case .secondFactorChallenge(let token, let method):
+            return NativeAuthAnswer(continuationToken: token, challengeType: "oob", bindingMethod: "prompt",
+                                    challengeChannel: method.rawValue, codeLength: method.codeLength)
         case .passwordRequired(let token):
             var error = NativeAuthError("credential_required", "Choose a password to finish signing up.", errorCodes: [55103])
             error.continuationToken = token
@@ -127,7 +137,7 @@ enum NativeAuthWire {
     static func error(_ failure: FlowFailure, at endpoint: NativeAuthEndpoint?) -> NativeAuthError {
         // An unusable continuation token is `invalid_grant` at the challenge and token
         // endpoints, `invalid_request` at the others, as in the reference.
-        let invalidToken = [.signUpChallenge, .signInChallenge, .resetChallenge, .token].contains(endpoint) ? "invalid_grant" : "invalid_request"
+        let invalidToken = [.signUpChallenge, .signInChallenge, .signInIntrospect, .resetChallenge, .token].contains(endpoint) ? "invalid_grant" : "invalid_request"
         switch failure {
         case .missingParameter(let name):
             return .missing(name)
@@ -198,6 +208,23 @@ enum NativeAuthWire {
             return NativeAuthError("invalid_scope", description)
         case .usernameMismatch:
             return .invalidRequest("username is not the address this flow signed up or reset.")
+        case .secondFactorRequired(let token):
+            var error = NativeAuthError("invalid_grant", "A second factor is needed: list the methods at \(NativeAuthEndpoint.signInIntrospect.path), "
+                                          + "choose one at \(NativeAuthEndpoint.signInChallenge.path) (id), then send its code with "
+                                          + "grant_type=mfa_oob.", suberror: "mfa_required", errorCodes: [50076])
+            error.continuationToken = token
+            return error
+        case .secondFactorSetupRequired:
+            return NativeAuthError("invalid_grant", "This app requires a second factor, and the account has none yet: sign in through the "
+                                     + "browser once to set up an authenticator app.", suberror: "registration_required", errorCodes: [50079])
+        case .secondFactorInBrowser:
+            return NativeAuthError("invalid_grant", "This sign-in needs a second factor only the browser can ask for (a passkey): sign in "
+                                     + "through the browser.", suberror: "browser_required", errorCodes: [50076])
+        case .unknownSecondFactor(let id):
+            return .invalidRequest("id must be one of " + SecondFactorMethod.allCases.map(\.rawValue).joined(separator: ", ")
+                                   + " (from \(NativeAuthEndpoint.signInIntrospect.path)), not '\(String(id.prefix(64)))'.")
+        case .secondFactorThrottled:
+            return slowDown("slow_down", "Too many wrong codes. Try again in 15 minutes.", retryAfter: 900)
         }
     }
 

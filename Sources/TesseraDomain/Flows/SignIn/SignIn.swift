@@ -7,6 +7,11 @@ import TesseraCore
 package struct SignedIn: Sendable, Equatable {
     package var userID: String
     package var amr: [String]
+
+    package init(userID: String, amr: [String]) {
+        self.userID = userID
+        self.amr = amr
+    }
 }
 
 /// Signing in with an email address, by password or by a one-time code, and the sign-in
@@ -19,6 +24,8 @@ package struct SignIn: Sendable {
     let steps: FlowSteps
     let codes: EmailCodes
     let passwordSignIn: PasswordSignIn
+    /// The second step after the first factor, when the person or the app wants one.
+    let secondFactors: SecondFactors
     let audit: AuditTrail
     let clock: WallClock
     let logger: Logger
@@ -93,6 +100,64 @@ package struct SignIn: Sendable {
         guard flow.kind != .signIn, let userID = flow.userID else { throw FlowFailure.unknownFlow }
         if let username, MailAddress.normalise(username) != flow.email { throw FlowFailure.usernameMismatch }
         return try await finish(flow, userID: userID, amr: flow.amr, from: token)
+    }
+
+    // MARK: The second factor (the native API)
+
+    /// After a first factor made without a browser: nothing when no second factor is needed;
+    /// else a new flow waiting for it, whose token the app continues with
+    /// (``FlowFailure/secondFactorRequired(token:)``), or the failure that says it must be set up
+    /// or given in the browser.
+    package func requireSecondFactor(_ signedIn: SignedIn, caller: FlowCaller) async throws {
+        guard let user = try await store.user(id: signedIn.userID),
+              let requirement = try await secondFactors.policy.requirement(user: user, amr: signedIn.amr, client: caller.client) else {
+            return
+        }
+        guard !requirement.mustEnrol else { throw FlowFailure.secondFactorSetupRequired }
+        guard requirement.authenticatorApp else { throw FlowFailure.secondFactorInBrowser }
+        var flow = try await steps.newFlow(.signIn, email: user.email, challenges: [.oob, .redirect], caller: caller)
+        flow.userID = user.id
+        flow.amr = signedIn.amr
+        flow.step = .secondFactorRequired
+        let token = SecureRandom.token()
+        try await store.insertFlow(flow, tokenHash: tokenHash(token))
+        throw FlowFailure.secondFactorRequired(token: token)
+    }
+
+    /// The second factors the person can give here (Entra's `/oauth2/v2.0/introspect`).
+    package func secondFactorMethods(token: String, caller: FlowCaller) async throws -> FlowStep {
+        let flow = try await steps.current(token, .signIn, caller: caller, steps: [.secondFactorRequired])
+        return .secondFactorMethods(token: try await steps.advance(flow, from: token), SecondFactorMethod.allCases)
+    }
+
+    /// The app chose a second factor (`id`): its code is next. Nothing is sent: the code is
+    /// in the person's authenticator app, or on their list of recovery codes.
+    package func secondFactorChallenge(token: String, method id: String, caller: FlowCaller) async throws -> FlowStep {
+        let flow = try await steps.current(token, .signIn, caller: caller, steps: [.secondFactorRequired])
+        guard let method = SecondFactorMethod(rawValue: id) else { throw FlowFailure.unknownSecondFactor(id) }
+        return .secondFactorChallenge(token: try await steps.advance(flow, from: token), method)
+    }
+
+    /// The second factor's code (the `mfa_oob` grant): the sign-in ends with both factors.
+    package func secondFactor(token: String, code: String, caller: FlowCaller) async throws -> SignedIn {
+        let flow = try await steps.current(token, .signIn, caller: caller, steps: [.secondFactorRequired])
+        guard let userID = flow.userID, let user = try await store.user(id: userID) else { throw FlowFailure.unknownFlow }
+        guard !user.isDisabled else { throw FlowFailure.accountDisabled }
+        let methods: [String]
+        do {
+            methods = try await secondFactors.verify(user, code: code, from: .init(signIn: flow.id))
+        } catch .throttled {
+            throw FlowFailure.secondFactorThrottled
+        } catch .unavailable(let error) {
+            throw error
+        } catch {
+            await audit.record(.signInFailed, userID: userID, clientID: caller.client.id, email: user.email, ip: caller.address,
+                               detail: "second factor")
+            throw FlowFailure.wrongCode(attemptsLeft: nil)
+        }
+        await audit.record(.signIn, userID: userID, clientID: caller.client.id, email: user.email, ip: caller.address,
+                           detail: "second factor")
+        return try await finish(flow, userID: userID, amr: SecondFactorPolicy.combined(flow.amr, methods), from: token)
     }
 
     /// Ends the flow. A code sign-in (`provesAddress`) proved the address in the same step:

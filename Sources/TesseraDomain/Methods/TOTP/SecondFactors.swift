@@ -15,7 +15,7 @@ import TesseraCore
 /// from before (its device cookie), which is counted on its own. Only someone who has the
 /// first factor gets to guess, and they can't lock the owner's own browser out.
 package struct SecondFactors: Sendable {
-    package typealias Stores = SecondFactorStore & UserStore & ThrottleStore & StoreTransactions
+    package typealias Stores = SecondFactorStore & PasskeyStore & UserStore & ThrottleStore & StoreTransactions
     let store: any Stores
     let secretBox: SecretBox
     /// The authenticator app's label: the product's name.
@@ -36,6 +36,9 @@ package struct SecondFactors: Sendable {
         perAccount = FailureThrottle("second-factor:account", limit: 10, window: 900, store: store)
         perDevice = FailureThrottle("second-factor:device", limit: 5, window: 900, store: store)
     }
+
+    /// Whether a sign-in needs a second factor.
+    package var policy: SecondFactorPolicy { SecondFactorPolicy(factors: store) }
 
     /// Where a code comes from: the sign-in waiting for it, and the browser's device cookie.
     package struct Origin: Sendable {
