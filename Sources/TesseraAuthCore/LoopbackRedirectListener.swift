@@ -26,6 +26,8 @@ public final class LoopbackRedirectListener: Sendable {
     public let callbackPath: String
     private let listeningSocket: Locked<Int32>
     private let pages: Pages
+    /// How long a connection may take to send its request head (a test lengthens it).
+    private let headTimeout: Duration
 
     /// The texts of the page the browser shows after the redirect.
     public struct Pages: Sendable {
@@ -44,10 +46,15 @@ public final class LoopbackRedirectListener: Sendable {
 
     /// Binds `127.0.0.1` on `port` (0: an ephemeral port) and starts listening.
     /// - Parameter callbackPath: the path of ``redirectURI``, starting with `/`.
-    public init(callbackPath: String = "/callback", port: UInt16 = 0, pages: Pages = Pages()) throws {
+    public convenience init(callbackPath: String = "/callback", port: UInt16 = 0, pages: Pages = Pages()) throws {
+        try self.init(callbackPath: callbackPath, port: port, pages: pages, headTimeout: .seconds(5))
+    }
+
+    package init(callbackPath: String, port: UInt16, pages: Pages, headTimeout: Duration) throws {
         precondition(callbackPath.hasPrefix("/"), "the callback path starts with /")
         self.callbackPath = callbackPath
         self.pages = pages
+        self.headTimeout = headTimeout
         let fd = Self.makeSocket()
         guard fd >= 0 else { throw AuthError(.configuration, "cannot create a socket: \(Self.lastError())") }
         do {
@@ -131,7 +138,7 @@ public final class LoopbackRedirectListener: Sendable {
                 let client = accept(listening, nil, nil)
                 if client >= 0 {
                     Self.prepare(client)
-                    connections[client] = ([], ContinuousClock.now.advanced(by: .seconds(5)))
+                    connections[client] = ([], ContinuousClock.now.advanced(by: headTimeout))
                 }
             }
             for (index, fd) in clients.enumerated() where descriptors[index + 1].revents != 0 {

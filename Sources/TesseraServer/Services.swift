@@ -159,7 +159,8 @@ public final class Services: Sendable {
             ClientCredentialsGrant(issuer: tokenIssuer),
             TokenExchangeGrant(
                 nativeSSO: NativeSSOExchangeGrant(sessions: deviceSessions, clients: store, issuer: tokenIssuer, tokens: userTokens),
-                upstream: UpstreamTokenExchangeGrant(federation: federation, tokens: userTokens, accessTokens: accessTokens)),
+                upstream: UpstreamTokenExchangeGrant(federation: federation, tokens: userTokens, accessTokens: accessTokens,
+                                                     signIn: flows.signIn)),
         ])
         nativeGrants = TokenEndpointGrants(NativeFlowGrant.all(flows.signIn, tokens: userTokens) + [refreshGrant])
     }

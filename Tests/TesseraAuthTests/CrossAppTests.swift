@@ -170,6 +170,30 @@ struct CrossAppTests {
         }
     }
 
+    @Test("Native SSO never upgrades a device session: a sibling requiring a second factor refuses a one-factor session")
+    func nativeSSORequiringMFA() async throws {
+        try await withLiveProvider { live in
+            try await registerCrossAppClients(live.provider)
+            var vault = Provider.ClientRegistration(name: "Vault", redirectURIs: [calendarRedirect])
+            vault.id = "vault"
+            vault.isPublic = true
+            vault.firstParty = true
+            vault.requireMFA = true
+            vault.deviceSSOGroup = "acme"
+            vault.scopes = ["openid", "profile", "email", "offline_access", "device_sso"]
+            _ = try await live.provider.registerClient(vault)
+            let shared = MemoryTokenStore()
+            let mail = AuthState(client: live.client("mail", secret: nil, redirectURI: mailRedirect))
+            try await mail.signIn(using: live.browser, request: mail.client.makeRequest(scope: "openid email offline_access device_sso"))
+            #expect(try await mail.shareDeviceSession(in: shared))
+            let sibling = AuthState(client: live.client("vault", secret: nil, redirectURI: calendarRedirect))
+            await #expect { _ = try await sibling.signIn(fromDeviceSessionIn: shared) } throws: { error in
+                let oauth = (error as? AuthError)?.oauthError
+                return oauth?.code == .invalidGrant && oauth?.errorDescription?.contains("second factor") == true
+            }
+        }
+    }
+
     @Test("Native SSO: a sibling app signs in from the shared device session; signing out on the device ends both")
     func nativeSSO() async throws {
         try await withLiveProvider { live in

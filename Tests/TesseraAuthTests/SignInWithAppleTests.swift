@@ -111,6 +111,37 @@ struct SignInWithAppleTests {
         }
     }
 
+    @Test("a person with two-step verification: the exchange answers mfa_required, and the SDK gives the second factor at the native API")
+    func secondFactor() async throws {
+        try await withApple { apple, live in
+            let client = live.nativeClient()
+            let nonce = AppleSignInNonce()
+            let first = try await client.signInWithApple(AppleIDCredential(identityToken: try apple.identityToken(nonce: nonce.hashed),
+                                                                            authorizationCode: nil, rawNonce: nonce.raw))
+            let user = try #require(try await live.provider.store.user(email: "anna@privaterelay.appleid.com"))
+            #expect(first.result.user?.uid != nil)
+            let enrolment = try await live.provider.secondFactors.startTOTP(for: user)
+            let app = TOTP(secret: try #require(TOTPSecret(base32: enrolment.secret)))
+            let now = Int64(Date().timeIntervalSince1970)
+            _ = try await live.provider.secondFactors.confirmTOTP(for: user, code: app.code(forStep: app.step(at: now) - 1))
+
+            let again = AppleSignInNonce()
+            do {
+                _ = try await client.signInWithApple(AppleIDCredential(identityToken: try apple.identityToken(nonce: again.hashed),
+                                                                       authorizationCode: nil, rawNonce: again.raw))
+                Issue.record("the exchange must ask for the second factor")
+            } catch {
+                let failure = try #require(error as? NativeAuthFailure)
+                #expect(failure.error == "invalid_grant" && failure.suberror == "mfa_required")
+                let state = try #require(client.mfaRequired(by: error))
+                guard case .completed(let result) = await state.submitChallenge(app.code(forStep: app.step(at: now))) else {
+                    Issue.record("the app's code must sign in"); return
+                }
+                #expect(result.idToken?.authenticationMethods == ["fed", "otp", "mfa"] && result.user?.uid == first.result.user?.uid)
+            }
+        }
+    }
+
     @Test("a replayed token and nonce, a token without nonce, a wrong nonce, another app's token or an expired one is refused")
     func refused() async throws {
         try await withApple { apple, live in

@@ -163,3 +163,12 @@ extension NativeAuthFailure {
         return MFARequiredState(context: context, continuationToken: token)
     }
 }
+
+extension NativeAuthClient {
+    /// The second factor a refused sign-in asks for — `mfa_required` after
+    /// ``signInWithApple(_:provider:scopes:linkingTo:)`` for a person with two-step
+    /// verification — as the state that gives it; nil for another error.
+    public func mfaRequired(by error: any Error, username: String = "", scopes: [String]? = nil) -> MFARequiredState? {
+        NativeAuthFailure(error).mfaRequired(FlowContext(client: self, username: username, scopes: scopes ?? configuration.scopes))
+    }
+}

@@ -50,6 +50,9 @@ public struct OAuthError: Error, Sendable, Equatable, CustomStringConvertible {
     public var status: Int
     /// Whether the server may send this error to the client's redirect URI.
     public var redirectable: Bool
+    /// Members the answer carries besides `error` and `error_description` (RFC 6749 §5.2
+    /// allows them): `suberror` and `continuation_token` of a second factor that is next.
+    public var members: [String: String] = [:]
 
     public init(_ code: Code, _ errorDescription: String? = nil, detail: String? = nil, status: Int? = nil, redirectable: Bool = true) {
         self.code = code
@@ -91,7 +94,8 @@ public struct OAuthError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// The JSON body of an error response (RFC 6749 §5.2).
     public var responseBody: [String: String] {
-        var body = ["error": code.rawValue]
+        var body = members
+        body["error"] = code.rawValue
         if let errorDescription { body["error_description"] = errorDescription }
         return body
     }

@@ -130,6 +130,11 @@ package struct NativeSSOExchangeGrant: TokenGrant {
               idToken.subject == issuer.subject(userID: session.userID, client: issuedTo) else {
             throw OAuthError.invalidGrant("subject_token is not an ID token of this device session.")
         }
+        // A device session never upgrades itself: its sign-in's factors are all a sibling gets.
+        if client.requireMFA, !AuthenticationContext.satisfies(amr: session.amr, AuthenticationContext.multiFactor) {
+            throw OAuthError.invalidGrant("This app requires a second factor and the device session was signed in with one: sign in to "
+                                            + "this app (with its second factor) instead.")
+        }
         let now = issuer.clock.now()
         var (grant, refresh) = tokens.mint(client: client, userID: session.userID, scope: scope, authTime: session.authTime,
                                            amr: session.amr, sid: session.id, now: now)

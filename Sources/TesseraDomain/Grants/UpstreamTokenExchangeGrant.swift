@@ -15,11 +15,14 @@ package struct UpstreamTokenExchangeGrant: TokenGrant {
     let federation: Federation
     let tokens: UserGrantTokens
     let accessTokens: AccessTokenValidator
+    /// A sign-in that needs a second factor goes on at the native API.
+    let signIn: SignIn
 
-    package init(federation: Federation, tokens: UserGrantTokens, accessTokens: AccessTokenValidator) {
+    package init(federation: Federation, tokens: UserGrantTokens, accessTokens: AccessTokenValidator, signIn: SignIn) {
         self.federation = federation
         self.tokens = tokens
         self.accessTokens = accessTokens
+        self.signIn = signIn
     }
 
     package func exchange(_ request: TokenRequest) async throws -> TokenResponse {
@@ -66,12 +69,40 @@ package struct UpstreamTokenExchangeGrant: TokenGrant {
         }
         switch outcome {
         case .signedIn(let user, _, let isNew):
+            try await secondFactor(of: user, request)
             return try await tokens(for: user, scope: scope, client: client, isNewUser: isNew)
         case .connected(let user):
             return try await tokens(for: user, scope: scope, client: client, isNewUser: false)
         case .needsProof:
             throw OAuthError(OAuthError.Code(rawValue: "account_exists"), "An account with this Apple ID's email address exists. Sign in to "
                                 + "it, then send this exchange again with link_token (the access token) to connect Apple.")
+        }
+    }
+
+    /// A person with two-step verification, or an app requiring it, gives the second factor at
+    /// the native API: the error carries `suberror: mfa_required` and the `continuation_token`
+    /// for `/oauth2/v2.0/introspect`, `challenge` and `grant_type=mfa_oob` (docs/two-step.md).
+    func secondFactor(of user: User, _ request: TokenRequest) async throws {
+        do {
+            try await signIn.requireSecondFactor(SignedIn(userID: user.id, amr: ["fed"]), caller: request.caller)
+        } catch FlowFailure.secondFactorRequired(let token) {
+            var error = OAuthError.invalidGrant("A second factor is needed: send its code to /oauth2/v2.0/token with grant_type=mfa_oob "
+                                                  + "and this continuation_token (docs/two-step.md).")
+            error.members = ["suberror": "mfa_required", "continuation_token": token]
+            throw error
+        } catch FlowFailure.secondFactorSetupRequired {
+            var error = OAuthError.invalidGrant("This app requires a second factor, and the account has none yet: sign in through the "
+                                                  + "browser once to set up an authenticator app.")
+            error.members = ["suberror": "registration_required"]
+            throw error
+        } catch FlowFailure.secondFactorInBrowser {
+            var error = OAuthError.invalidGrant("This sign-in needs a second factor only the browser can ask for (a passkey): sign in "
+                                                  + "through the browser.")
+            error.members = ["suberror": "browser_required"]
+            throw error
+        } catch let failure as FlowFailure {
+            guard case .tooMuchWork(_, let retryAfter) = failure else { throw OAuthError.invalidGrant("The sign-in can't go on: \(failure).") }
+            throw OAuthError(.invalidRequest, "Too many sign-ins from this network or app. Try again in \(retryAfter) s.", status: 429)
         }
     }
 
