@@ -329,6 +329,7 @@ let package = Package(
                 "TesseraDomain",
                 "TesseraNode",
                 "TesseraServer",
+                "TesseraTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

@@ -52,10 +52,11 @@ OUTAGE_RETRY_DEADLINE = 80  # seconds after the failed attempt: retry after 60 s
 SIGN_UP_START, SIGN_UP_CHALLENGE, SIGN_UP_CONTINUE = "/signup/v1.0/start", "/signup/v1.0/challenge", "/signup/v1.0/continue"
 INITIATE, CHALLENGE, TOKEN = "/oauth2/v2.0/initiate", "/oauth2/v2.0/challenge", "/oauth2/v2.0/token"
 INTROSPECT = "/oauth2/v2.0/introspect"  # the second factor's methods (test_second_factor.py)
+PASSKEY_OPTIONS, PASSKEY_SIGNIN = "/passkey/v1.0/options", "/passkey/v1.0/signin"  # an app's passkeys (PasskeyClientTests)
 RESET_START, RESET_CHALLENGE, RESET_CONTINUE = "/resetpassword/v1.0/start", "/resetpassword/v1.0/challenge", "/resetpassword/v1.0/continue"
 RESET_SUBMIT, RESET_POLL = "/resetpassword/v1.0/submit", "/resetpassword/v1.0/poll_completion"
 ALL_PATHS = [SIGN_UP_START, SIGN_UP_CHALLENGE, SIGN_UP_CONTINUE, INITIATE, CHALLENGE, INTROSPECT, TOKEN, RESET_START, RESET_CHALLENGE,
-             RESET_CONTINUE, RESET_SUBMIT, RESET_POLL]
+             RESET_CONTINUE, RESET_SUBMIT, RESET_POLL, PASSKEY_OPTIONS, PASSKEY_SIGNIN]
 
 
 # ---------------------------------------------------------------------------

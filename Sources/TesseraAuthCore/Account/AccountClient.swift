@@ -176,6 +176,52 @@ public struct AccountClient: Sendable {
         _ = try await send("DELETE", "/sessions/" + escaped, expecting: 204)
     }
 
+    // MARK: Passkeys
+
+    /// The account's passkeys (`GET …/passkeys`).
+    public func passkeys() async throws(AccountError) -> [AccountPasskey] {
+        try await send("GET", "/passkeys").decode(AccountPasskeyList.self, "passkey list").passkeys
+    }
+
+    /// The options for the platform's passkey API to make a passkey for this account
+    /// (`POST …/passkeys/options`): hand them to `ASAuthorizationPlatformPublicKeyCredentialProvider`
+    /// (`TesseraAuth`'s `registrationRequest()`), then ``addPasskey(_:name:)``. Needs a recent sign-in.
+    ///
+    /// - Throws: ``AccountError/Code/insufficientUserAuthentication``: sign in again and retry.
+    public func passkeyCreationOptions() async throws(AccountError) -> PasskeyCreationOptions {
+        try await send("POST", "/passkeys/options").decode(PasskeyCreationOptions.self, "passkey creation options")
+    }
+
+    /// Adds the passkey the platform made for the options (`POST …/passkeys`).
+    ///
+    /// - Throws: ``AccountError/Code/invalidPasskey`` (the server refused it: new options, then
+    ///   again), ``AccountError/Code/conflict`` (already registered, or too many).
+    public func addPasskey(_ registration: PasskeyRegistration, name: String? = nil) async throws(AccountError) -> AccountPasskey {
+        let body: Data
+        do { body = try CanonicalJSON.encode(AccountPasskeyRegistration(credential: registration, name: name)) } catch {
+            throw AccountError(.invalidRequest, "the passkey can't be encoded as JSON: \(error)")
+        }
+        return try await send("POST", "/passkeys", body: body, contentType: "application/json", expecting: 201)
+            .decode(AccountPasskey.self, "passkey")
+    }
+
+    /// Removes a passkey (`DELETE …/passkeys/{id}`).
+    ///
+    /// - Throws: ``AccountError/Code/notFound``; ``AccountError/Code/lastWayIn`` when it is the
+    ///   account's only way in.
+    public func removePasskey(id: String) async throws(AccountError) {
+        _ = try await send("DELETE", "/passkeys/" + (try Self.segment(id)), expecting: 204)
+    }
+
+    static func segment(_ id: String) throws(AccountError) -> String {
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove("/")
+        guard let escaped = id.addingPercentEncoding(withAllowedCharacters: allowed) else {
+            throw AccountError(.invalidRequest, "the id '\(id)' can't be put in a URL")
+        }
+        return escaped
+    }
+
     // MARK: The account
 
     /// Deletes the account at once (`DELETE …/account`): its tokens, this app's too, stop

@@ -21,7 +21,7 @@ public struct AccountError: Error, Sendable, Equatable, CustomStringConvertible 
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case invalidClaims, insufficientUserAuthentication, wrongPassword, passwordThrottled, passwordTooWeak, lastWayIn,
-                 conflict, notFound, invalidAddress, tooManyCodes, wrongCode, expiredChange, invalidToken, insufficientScope, invalidRequest, temporarilyUnavailable, refused,
+                 conflict, notFound, invalidAddress, tooManyCodes, wrongCode, expiredChange, invalidPasskey, invalidToken, insufficientScope, invalidRequest, temporarilyUnavailable, refused,
                  unsupported, notSignedIn, network, cancelled, discovery, invalidResponse
         }
         private let base: Base
@@ -60,6 +60,9 @@ public struct AccountError: Error, Sendable, Equatable, CustomStringConvertible 
         /// `expired_change` (HTTP 400): the address change is unknown, used, expired, or its code
         /// was tried too often (or the address got an account of its own meanwhile): start again.
         public static let expiredChange = Code(.expiredChange)
+        /// `invalid_passkey` (HTTP 400): the server refused the passkey (its challenge, origin,
+        /// signature…): ask for new options and try again.
+        public static let invalidPasskey = Code(.invalidPasskey)
         /// `invalid_token` (HTTP 401, RFC 6750 §3.1): the access token is expired, revoked, or its
         /// account is gone or disabled; sign in again.
         public static let invalidToken = Code(.invalidToken)
@@ -105,6 +108,7 @@ public struct AccountError: Error, Sendable, Equatable, CustomStringConvertible 
             case AccountAPIError.tooManyCodes: .tooManyCodes
             case AccountAPIError.wrongCode: .wrongCode
             case AccountAPIError.expiredChange: .expiredChange
+            case AccountAPIError.invalidPasskey: .invalidPasskey
             case OAuthError.Code.invalidToken.rawValue: .invalidToken
             case OAuthError.Code.insufficientScope.rawValue: .insufficientScope
             case OAuthError.Code.invalidRequest.rawValue: .invalidRequest

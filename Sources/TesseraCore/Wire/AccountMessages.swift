@@ -113,6 +113,48 @@ public struct AccountSession: Codable, Sendable, Equatable {
 }
 
 /// `GET /account/v1.0/sessions`: the live browser sessions, the latest sign-in first.
+/// One of the account's passkeys (`GET /account/v1.0/passkeys`).
+public struct AccountPasskey: Codable, Sendable, Equatable {
+    /// The credential id (base64url): `DELETE /account/v1.0/passkeys/{id}` removes it.
+    public var id: String
+    public var name: String
+    /// Backup-eligible: synced between the person's devices.
+    public var synced: Bool
+    public var createdAt: Int64
+    public var lastUsedAt: Int64?
+    /// Blocked after its counter went backwards (a copied key).
+    public var blocked: Bool
+
+    public init(id: String, name: String, synced: Bool, createdAt: Int64, lastUsedAt: Int64?, blocked: Bool) {
+        self.id = id
+        self.name = name
+        self.synced = synced
+        self.createdAt = createdAt
+        self.lastUsedAt = lastUsedAt
+        self.blocked = blocked
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, synced, createdAt = "created_at", lastUsedAt = "last_used_at", blocked
+    }
+}
+
+public struct AccountPasskeyList: Codable, Sendable, Equatable {
+    public var passkeys: [AccountPasskey]
+    public init(passkeys: [AccountPasskey]) { self.passkeys = passkeys }
+}
+
+/// `POST /account/v1.0/passkeys`: what `navigator.credentials.create` (or the platform's
+/// passkey API) answered to the options, and an optional name.
+public struct AccountPasskeyRegistration: Codable, Sendable, Equatable {
+    public var credential: PasskeyRegistration
+    public var name: String?
+    public init(credential: PasskeyRegistration, name: String? = nil) {
+        self.credential = credential
+        self.name = name
+    }
+}
+
 public struct AccountSessionList: Codable, Sendable, Equatable {
     public var sessions: [AccountSession]
     public init(sessions: [AccountSession]) { self.sessions = sessions }
@@ -158,6 +200,8 @@ public struct AccountAPIError: Codable, Sendable, Equatable, Error {
     public static let wrongCode = "wrong_code"
     /// The change is unknown, used, or its code expired or was tried too often: start again (400).
     public static let expiredChange = "expired_change"
+    /// A passkey the server refused (its challenge, origin, signature…), or one already registered.
+    public static let invalidPasskey = "invalid_passkey"
 
     enum CodingKeys: String, CodingKey {
         case error

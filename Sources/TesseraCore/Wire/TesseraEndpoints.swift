@@ -8,6 +8,8 @@ public enum NativeAuthEndpoint: String, Sendable, CaseIterable {
     case signInInitiate = "signin_initiate"
     case signInChallenge = "signin_challenge"
     case signInIntrospect = "signin_introspect"
+    case passkeyOptions = "passkey_options"
+    case passkeySignIn = "passkey_signin"
     case token = "token"
     case resetStart = "resetpassword_start"
     case resetChallenge = "resetpassword_challenge"
@@ -24,6 +26,8 @@ public enum NativeAuthEndpoint: String, Sendable, CaseIterable {
         case .signInInitiate: "/oauth2/v2.0/initiate"
         case .signInChallenge: "/oauth2/v2.0/challenge"
         case .signInIntrospect: "/oauth2/v2.0/introspect"
+        case .passkeyOptions: "/passkey/v1.0/options"
+        case .passkeySignIn: "/passkey/v1.0/signin"
         case .token: "/oauth2/v2.0/token"
         case .resetStart: "/resetpassword/v1.0/start"
         case .resetChallenge: "/resetpassword/v1.0/challenge"
@@ -57,6 +61,8 @@ public enum TesseraPath {
     public static let accountEmail = "/account/v1.0/email"
     /// The browser sessions: `GET` lists them; `DELETE …/sessions/{id}` ends one.
     public static let accountSessions = "/account/v1.0/sessions"
+    /// The account's passkeys: list, `/options` to make one, add, `DELETE …/{id}`.
+    public static let accountPasskeys = "/account/v1.0/passkeys"
     /// The account itself: `DELETE` deletes it (a recent sign-in required).
     public static let account = "/account/v1.0/account"
     /// `pushed_authorization_request_endpoint` (RFC 9126).

@@ -26,6 +26,12 @@ struct AccountAPI {
         router.get(RouterPath(TesseraPath.accountSessions)) { request, context in try await call(request, context, sessions) }
         router.delete(RouterPath(TesseraPath.accountSessions + "/:id")) { request, context in try await call(request, context, endSession) }
         router.delete(RouterPath(TesseraPath.account)) { request, context in try await call(request, context, deleteAccount) }
+        router.get(RouterPath(TesseraPath.accountPasskeys)) { request, context in try await call(request, context, passkeys) }
+        router.post(RouterPath(TesseraPath.accountPasskeys + "/options")) { request, context in
+            try await call(request, context, passkeyOptions)
+        }
+        router.post(RouterPath(TesseraPath.accountPasskeys)) { request, context in try await call(request, context, addPasskey) }
+        router.delete(RouterPath(TesseraPath.accountPasskeys + "/:id")) { request, context in try await call(request, context, removePasskey) }
     }
 
     /// The caller: the access token's user at a first-party client, and its sign-in.
@@ -150,6 +156,64 @@ struct AccountAPI {
         guard caller.recentSignIn else { throw SelfServiceError.recentSignInRequired("account") }
         try await services.federation.deleteUser(caller.user, by: .user, detail: "by the user, through the account API at \(caller.client.id)")
         return Response(status: .noContent, headers: Self.noStore)
+    }
+
+    // MARK: Passkeys
+
+    func passkeys(_ request: inout Request, _ context: TesseraRequestContext, _ caller: Caller) async throws -> Response {
+        try Responses.json(AccountPasskeyList(passkeys: try await services.passkeys.passkeys(of: caller.user.id).map(Self.wire)))
+    }
+
+    /// The options for the platform's passkey API: a recent sign-in required, as on the account page.
+    func passkeyOptions(_ request: inout Request, _ context: TesseraRequestContext, _ caller: Caller) async throws -> Response {
+        guard caller.recentSignIn else { throw SelfServiceError.recentSignInRequired("passkeys") }
+        return try Responses.json(try await services.passkeys.creationOptions(for: caller.user))
+    }
+
+    func addPasskey(_ request: inout Request, _ context: TesseraRequestContext, _ caller: Caller) async throws -> Response {
+        guard caller.recentSignIn else { throw SelfServiceError.recentSignInRequired("passkeys") }
+        guard let registration = try? JSONDecoder().decode(AccountPasskeyRegistration.self, from: try await Self.body(&request)) else {
+            throw AccountAPIError(error: "invalid_request",
+                                  errorDescription: "The body must be {\"credential\": WebAuthn's RegistrationResponseJSON, \"name\": \"…\"}.")
+        }
+        let passkey: Passkey
+        do {
+            passkey = try await services.passkeys.register(registration.credential, for: caller.user, name: registration.name)
+        } catch .unavailable(let error) {
+            throw error
+        } catch .invalidName {
+            throw AccountAPIError(error: "invalid_request", errorDescription: "name must be one line of at most 64 characters.")
+        } catch .tooMany {
+            throw AccountAPIError(error: AccountAPIError.conflict, errorDescription: "The account has the most passkeys it may have: remove one first.")
+        } catch .alreadyRegistered {
+            throw AccountAPIError(error: AccountAPIError.conflict, errorDescription: "This passkey is already registered.")
+        } catch .challengeExpired {
+            throw AccountAPIError(error: AccountAPIError.invalidPasskey,
+                                  errorDescription: "The challenge is unknown, used or expired: ask for new options.")
+        } catch .invalid(let why) {
+            throw AccountAPIError(error: AccountAPIError.invalidPasskey, errorDescription: "The passkey was refused: \(why).")
+        } catch {
+            throw AccountAPIError(error: AccountAPIError.invalidPasskey, errorDescription: "The passkey was refused.")
+        }
+        return try Responses.json(Self.wire(passkey), status: .created)
+    }
+
+    func removePasskey(_ request: inout Request, _ context: TesseraRequestContext, _ caller: Caller) async throws -> Response {
+        do {
+            guard try await services.passkeys.remove(context.parameters.get("id") ?? "", of: caller.user) else {
+                throw AccountAPIError(error: AccountAPIError.notFound, errorDescription: "The account has no passkey with this id.")
+            }
+        } catch let failure as PasskeyFailure {
+            try PasskeyEndpoints.rethrowUnavailable(failure)
+            throw AccountAPIError(error: AccountAPIError.lastWayIn,
+                                  errorDescription: "This passkey is the account's only way to sign in: add a password or verify the address first.")
+        }
+        return Response(status: .noContent, headers: Self.noStore)
+    }
+
+    static func wire(_ passkey: Passkey) -> AccountPasskey {
+        AccountPasskey(id: passkey.id, name: passkey.name, synced: passkey.backupEligible, createdAt: passkey.createdAt,
+                       lastUsedAt: passkey.lastUsedAt, blocked: passkey.isSuspended)
     }
 
     // MARK: Wire

@@ -91,6 +91,14 @@ struct NativeAuthEndpoints {
         router.post(RouterPath(NativeAuthEndpoint.token.path)) { request, context in
             await answer(request, context, at: .token) { parameters, caller in try await token(parameters, caller: caller) }
         }
+        router.post(RouterPath(NativeAuthEndpoint.passkeyOptions.path)) { request, context in
+            await answer(request, context, at: .passkeyOptions) { _, caller in
+                try Responses.json(try await services.passkeys.requestOptions(binding: Self.passkeyBinding(caller.client)))
+            }
+        }
+        router.post(RouterPath(NativeAuthEndpoint.passkeySignIn.path)) { request, context in
+            await answer(request, context, at: .passkeySignIn) { parameters, caller in try await passkeySignIn(parameters, caller: caller) }
+        }
         router.get(RouterPath(TesseraPath.nativeAuthOpenAPI)) { _, _ in
             Responses.json(Data(NativeAuthOpenAPI.document.utf8), cache: true)
         }
@@ -123,6 +131,49 @@ struct NativeAuthEndpoints {
             members["client_info"] = .string(Base64URL.encode(info))
         }
         return Responses.json(try CanonicalJSON.encode(members))
+    }
+
+    /// What a passkey challenge of an app is bound to: its client.
+    static func passkeyBinding(_ client: Client) -> String { "app:" + client.id }
+
+    /// An app's passkey sign-in (the platform's passkey API, `ASAuthorizationPlatformPublicKeyCredentialProvider`
+    /// on iOS): the assertion for options of `/passkey/v1.0/options`, answered with tokens.
+    func passkeySignIn(_ parameters: RequestParameters, caller: FlowCaller) async throws -> Response {
+        let scope = try ScopePolicy.flowScope(parameters["scope"], client: caller.client)
+        let signedIn: Passkeys.SignedIn
+        do {
+            guard parameters["credential"] != nil else { throw NativeAuthError.missing("credential") }
+            signedIn = try await services.passkeys.signIn(try PasskeyEndpoints.assertion(parameters), binding: Self.passkeyBinding(caller.client))
+        } catch let failure as PasskeyFailure {
+            try PasskeyEndpoints.rethrowUnavailable(failure)
+            throw Self.error(failure)
+        }
+        await services.audit.record(.signIn, userID: signedIn.user.id, clientID: caller.client.id, email: signedIn.user.email,
+                                    ip: caller.address, detail: "passkey (app)")
+        // A passkey without user verification is one factor: a person with an authenticator app gives it too.
+        try await services.flows.signIn.requireSecondFactor(SignedIn(userID: signedIn.user.id, amr: signedIn.amr), caller: caller)
+        let tokens = try await services.userTokens.issue(userID: signedIn.user.id, amr: signedIn.amr, scope: scope, client: caller.client)
+        return Responses.json(try CanonicalJSON.encode(tokens))
+    }
+
+    /// A refused passkey, in the native API's shape.
+    static func error(_ failure: PasskeyFailure) -> NativeAuthError {
+        switch failure {
+        case .challengeExpired:
+            NativeAuthError("invalid_grant", "The passkey's challenge is unknown, used or expired: ask \(NativeAuthEndpoint.passkeyOptions.path) "
+                              + "for new options.", suberror: "invalid_passkey")
+        case .unknownPasskey:
+            NativeAuthError("invalid_grant", "No account has this passkey (it may have been removed).", suberror: "invalid_passkey")
+        case .suspended:
+            NativeAuthError("invalid_grant", "This passkey is blocked: its counter went backwards, as a copied key's does. Sign in "
+                              + "another way.", suberror: "passkey_blocked")
+        case .accountDisabled:
+            NativeAuthError("invalid_grant", "The account is disabled. Contact the app's support.", suberror: "user_disabled", errorCodes: [50057])
+        case .invalid(let why):
+            NativeAuthError("invalid_grant", "The passkey was refused: \(why).", suberror: "invalid_passkey")
+        default:
+            NativeAuthError("invalid_grant", "The passkey was refused.", suberror: "invalid_passkey")
+        }
     }
 
     /// Parses the form, finds the client, runs `body`, and answers errors in the
