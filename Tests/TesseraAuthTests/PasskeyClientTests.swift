@@ -63,4 +63,16 @@ struct PasskeyClientTests {
             }
         }
     }
+
+    @Test("each challenge is a stored row: asking for them counts as sign-ins started, so a network can't fill the table")
+    func challengesAreCounted() async throws {
+        try await withLiveProvider(configure: { $0.workLimits.flowsPerAddress = 3 }) { live in
+            let client = live.nativeClient()
+            for _ in 0..<3 { _ = try await client.passkeySignInOptions() }
+            await #expect { _ = try await client.passkeySignInOptions() } throws: { error in
+                let failure = error as? NativeAuthFailure
+                return failure?.error == "slow_down" && failure?.retryAfter != nil
+            }
+        }
+    }
 }

@@ -125,6 +125,30 @@ struct PasskeyTests {
         }
     }
 
+    @Test("an operator's Android app signs with its certificate's origin; another app's origin is refused", arguments: TestBackend.available)
+    func androidOrigins(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
+            let bench = try await PasskeyBench(store)
+            let fingerprint = (0..<32).map { String(format: "%02X", $0 * 7 % 256) }.joined(separator: ":")
+            let origin = try #require(Passkeys.androidOrigin(fingerprint))
+            #expect(origin == "android:apk-key-hash:" + Base64URL.encode(Data((0..<32).map { UInt8($0 * 7 % 256) })))
+            #expect(Passkeys.androidOrigin("AB:CD") == nil && Passkeys.androidOrigin(String(repeating: "ZZ:", count: 31) + "ZZ") == nil)
+            var android = SoftwareAuthenticator(origin: origin)
+            let options = try await bench.passkeys.creationOptions(for: bench.user)
+            let made = android.register(options)
+            let refused = await passkeyFailure { () async throws(PasskeyFailure) in try await bench.passkeys.register(made, for: bench.user, name: nil) }
+            #expect(refused?.name == "invalid", "not yet an operator's app")
+            var app = Client(id: "android", name: "Android", authMethod: .none, redirectURIs: ["com.example:/cb"],
+                             grantTypes: [GrantType.authorizationCode], scopes: ScopeSet(["openid"]), firstParty: true, createdAt: 1)
+            app.appLinks.androidApps = [.init(packageName: "com.example.app", certificateFingerprints: [fingerprint])]
+            try await store.insert(app)
+            _ = try await bench.passkeys.register(android.register(try await bench.passkeys.creationOptions(for: bench.user)),
+                                                  for: bench.user, name: nil)
+            let signedIn = try await bench.signIn(&android)
+            #expect(signedIn.user.id == bench.user.id)
+        }
+    }
+
     @Test("a counter that goes backwards blocks the passkey, unless it's a synced one that reports 0", arguments: TestBackend.available)
     func counters(on backend: TestBackend) async throws {
         try await withStore(backend) { store in

@@ -93,7 +93,13 @@ struct NativeAuthEndpoints {
         }
         router.post(RouterPath(NativeAuthEndpoint.passkeyOptions.path)) { request, context in
             await answer(request, context, at: .passkeyOptions) { _, caller in
-                try Responses.json(try await services.passkeys.requestOptions(binding: Self.passkeyBinding(caller.client)))
+                // Each challenge is a stored row: counted as a sign-in started (WorkLimits).
+                do {
+                    try await services.workLimits.admit(.flow, address: caller.address, client: caller.client.id, now: services.clock.now())
+                } catch let exceeded as WorkLimits.Exceeded {
+                    throw FlowFailure.tooMuchWork(.flow, retryAfter: exceeded.retryAfter)
+                }
+                return try Responses.json(try await services.passkeys.requestOptions(binding: Self.passkeyBinding(caller.client)))
             }
         }
         router.post(RouterPath(NativeAuthEndpoint.passkeySignIn.path)) { request, context in

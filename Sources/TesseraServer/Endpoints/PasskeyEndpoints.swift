@@ -29,11 +29,20 @@ struct PasskeyEndpoints {
     static let accountBinding = "account"
 
     func register(on router: Router<TesseraRequestContext>) {
-        router.post(RouterPath(Self.loginOptionsPath)) { request, _ in try await loginOptions(request) }
+        router.post(RouterPath(Self.loginOptionsPath)) { request, context in
+            if let refused = try await admitChallenge(context) { return refused }
+            return try await loginOptions(request)
+        }
         router.post(RouterPath(Self.loginPath)) { request, context in try await login(request, context) }
-        router.post(RouterPath(Self.accountLoginOptionsPath)) { request, _ in try await accountLoginOptions(request) }
+        router.post(RouterPath(Self.accountLoginOptionsPath)) { request, context in
+            if let refused = try await admitChallenge(context) { return refused }
+            return try await accountLoginOptions(request)
+        }
         router.post(RouterPath(Self.accountLoginPath)) { request, _ in try await accountLogin(request) }
-        router.post(RouterPath(Self.registrationOptionsPath)) { request, _ in try await registrationOptions(request) }
+        router.post(RouterPath(Self.registrationOptionsPath)) { request, context in
+            if let refused = try await admitChallenge(context) { return refused }
+            return try await registrationOptions(request)
+        }
         router.post(RouterPath(Self.registrationPath)) { request, context in
             try await account.form(request, context, registerPasskey)
         }
@@ -46,6 +55,21 @@ struct PasskeyEndpoints {
         var body: [String: String] = ["error": code, "error_description": description]
         if let location { body["location"] = location }
         return Responses.json((try? CanonicalJSON.encode(body)) ?? Data(), status: status)
+    }
+
+    /// Each challenge is a stored row until it expires: asking for one counts as a sign-in
+    /// started from the client address (``WorkLimits``), so nobody can fill the table. Nil
+    /// when admitted, else the `slow_down` answer.
+    func admitChallenge(_ context: TesseraRequestContext) async throws -> Response? {
+        do {
+            try await services.workLimits.admit(.flow, address: context.addressKey, client: "hosted-pages", now: services.clock.now())
+            return nil
+        } catch let exceeded as WorkLimits.Exceeded {
+            var response = Self.refusal(.tooManyRequests, "slow_down",
+                                        "Too many passkey requests from this network: try again in \(exceeded.retryAfter) s.")
+            response.headers[.retryAfter] = String(exceeded.retryAfter)
+            return response
+        }
     }
 
     // MARK: Signing in on the login page

@@ -27,7 +27,10 @@ struct SecondFactorPages {
 
     func register(on router: Router<TesseraRequestContext>) {
         router.post(RouterPath(Self.verifyPath)) { request, context in try await step(request, context, verify) }
-        router.post(RouterPath(Self.passkeyOptionsPath)) { request, context in try await passkeyOptions(request, context) }
+        router.post(RouterPath(Self.passkeyOptionsPath)) { request, context in
+            if let refused = try await PasskeyEndpoints(services: services).admitChallenge(context) { return refused }
+            return try await passkeyOptions(request, context)
+        }
         router.post(RouterPath(Self.passkeyPath)) { request, context in try await step(request, context, passkey) }
         router.post(RouterPath(Self.setupPath)) { request, context in try await step(request, context, setUp) }
         router.post(RouterPath(Self.continuePath)) { request, context in try await continueAfterSetup(request) }

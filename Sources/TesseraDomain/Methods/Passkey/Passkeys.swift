@@ -33,7 +33,7 @@ package struct PasskeySettings: Sendable {
 /// answer's client data carries the challenge back: it is taken out of the store before
 /// anything else is believed, so a replayed answer finds none.
 package struct Passkeys: Sendable {
-    package typealias Stores = PasskeyStore & UserStore & IdentityStore
+    package typealias Stores = PasskeyStore & UserStore & IdentityStore & ClientStore
     let store: any Stores
     let settings: PasskeySettings
     let audit: AuditTrail
@@ -52,6 +52,30 @@ package struct Passkeys: Sendable {
     package static let limit = 20
     /// The longest name a passkey may have.
     package static let nameLimit = 64
+
+    /// The relying party with its origins: the settings', and those of the operator's own
+    /// Android apps (`android:apk-key-hash:` of each signing certificate of a first-party
+    /// client's `--android-app`), whose passkeys are the issuer's (assetlinks.json's
+    /// `get_login_creds`).
+    func relyingParty() async throws -> RelyingParty {
+        var origins = settings.origins
+        for (links, firstParty, _) in try await store.clientAppLinks() where firstParty {
+            for app in links.androidApps {
+                for fingerprint in app.certificateFingerprints {
+                    if let origin = Self.androidOrigin(fingerprint) { origins.insert(origin) }
+                }
+            }
+        }
+        return RelyingParty(id: settings.relyingPartyID, origins: origins)
+    }
+
+    /// `android:apk-key-hash:` and the base64url (unpadded) SHA-256 of the signing certificate,
+    /// from its fingerprint as `AA:BB:…`; nil for one that isn't 32 bytes of hex.
+    package static func androidOrigin(_ fingerprint: String) -> String? {
+        let hex = fingerprint.replacingOccurrences(of: ":", with: "")
+        guard hex.count == 64, let bytes = Data(hex: hex) else { return nil }
+        return "android:apk-key-hash:" + Base64URL.encode(bytes)
+    }
 
     /// The user handle WebAuthn stores with the passkey (§5.4.3): opaque, derived from the
     /// account's id so the authenticator never holds the address or the id itself.
@@ -90,7 +114,7 @@ package struct Passkeys: Sendable {
         let result: RegistrationResult
         do {
             result = try WebAuthn.verifyRegistration(clientDataJSON: clientDataJSON, attestationObject: attestationObject,
-                                                     expectedChallenge: challenge.bytes, relyingParty: settings.relyingParty,
+                                                     expectedChallenge: challenge.bytes, relyingParty: try await relyingParty(),
                                                      requireUserVerification: false, allowedAlgorithms: Set(Self.algorithms))
         } catch {
             throw .invalid(String(describing: error))
@@ -183,7 +207,7 @@ package struct Passkeys: Sendable {
         do {
             let key = try CredentialPublicKey(cose: passkey.publicKey)
             result = try WebAuthn.verifyAssertion(clientDataJSON: clientDataJSON, authenticatorData: authenticatorData, signature: signature,
-                                                  expectedChallenge: challenge.bytes, relyingParty: settings.relyingParty,
+                                                  expectedChallenge: challenge.bytes, relyingParty: try await relyingParty(),
                                                   credentialPublicKey: key, storedSignCount: UInt32(clamping: passkey.signCount),
                                                   requireUserVerification: false)
         } catch {
