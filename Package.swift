@@ -213,6 +213,7 @@ let package = Package(
                 .embedInCode("Resources/pages/secondfactor.mustache"),
                 .embedInCode("Resources/pages/totpsetup.mustache"),
                 .embedInCode("Resources/pages/recoverycodes.mustache"),
+                .embedInCode("Resources/pages/passkeyoffer.mustache"),
                 // The OpenAPI documents it serves: copies of docs/*.openapi.json (scripts/generate-openapi-source).
                 .embedInCode("Resources/openapi/native-auth.openapi.json"),
                 .embedInCode("Resources/openapi/admin.openapi.json"),

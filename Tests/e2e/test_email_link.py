@@ -853,6 +853,10 @@ def test_browser_sign_up_from_the_login_page_creates_the_account_on_the_last_pag
     type_into(driver, "attribute_city", "London")
     submit(driver, "/signup/attributes")
 
+    # A passkey is offered once, before going back to the app; "Not now" goes on without one.
+    wait_title(driver, "Sign in faster next time")
+    shot(driver, artifacts, "24-sign-up-passkey-offer")
+    driver.find_element(By.ID, "passkey-skip").click()
     wait_title(driver, "Allow access?")
     driver.find_element(By.CSS_SELECTOR, "form[action='/consent'] button[value='allow']").click()
     record = code_at_callback(callback, driver, flow)

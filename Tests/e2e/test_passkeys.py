@@ -27,11 +27,12 @@ RECENT = 30  # --reauthenticate-after, seconds
 
 
 @pytest.fixture(scope="module")
-def site(binary, workdir):
+def site(binary, workdir, sink):
     database = new_database(workdir, "passkeys")
     port = free_port()
     server = TesseraServer(binary, database, workdir, name="passkeys", port=port,
-                           args=["--issuer", f"http://localhost:{port}", "--reauthenticate-after", f"{RECENT}s"])
+                           args=["--issuer", f"http://localhost:{port}", "--reauthenticate-after", f"{RECENT}s",
+                                 "--smtp-url", sink.url])
     server.issuer = f"http://localhost:{port}"
     server.start()
     server.cli = CLI(binary, database, workdir)
@@ -374,3 +375,47 @@ def test_a_request_demanding_phr_asks_for_a_passkey_and_refuses_a_password(site,
     press_passkey_button(browser)
     claims = unverified_claims(tokens_after(site, state, verifier)["id_token"])
     assert claims["acr"] == "phrh" and claims["amr"] == ["hwk", "pin", "mfa"]
+
+
+def submit_form(driver, action: str) -> None:
+    button = driver.find_element(By.CSS_SELECTOR, f"form[action='{action}'] button[type=submit]:not([formaction])")
+    button.click()
+    wait_for_next_page(driver, button)
+
+
+def test_a_passkey_is_offered_once_right_after_sign_up(site, browser, sink, artifacts):
+    """prompt=create: a new account by emailed code; before going back to the app the page
+    offers a passkey once; added there, the person never chose a password and signs in with it."""
+    add_authenticator(browser)
+    email = f"n{random_token(6).lower()}@passkeys.example"
+    state, verifier = authorize(browser, site, prompt="create")
+    browser.find_element(By.NAME, "email").send_keys(email)
+    before = len(sink.to(email))
+    submit_form(browser, "/signup")
+    code = sink.next_to(email, before).code()
+    browser.find_element(By.NAME, "code").send_keys(code)
+    submit_form(browser, "/signup/verify")
+    for _ in range(4):
+        if browser.find_elements(By.ID, "passkey-add"):
+            break
+        if browser.find_elements(By.CSS_SELECTOR, "form[action='/signup/password']"):
+            # The password is optional here: a sign-up by code may go on without one.
+            skip = browser.find_elements(By.CSS_SELECTOR, "form[action='/signup/password'] button[formaction]")
+            assert skip, "the sign-up insists on a password: " + browser.page_source[:600]
+            skip[0].click()
+            wait_for_next_page(browser, skip[0])
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Sign in faster next time", browser.page_source[:800]
+    screenshot_both(browser, artifacts / "passkeys-offer-after-sign-up.png")
+    button = browser.find_element(By.ID, "passkey-add")
+    WebDriverWait(browser, 10).until(lambda _: button.is_displayed())
+    button.click()
+    tokens = tokens_after(site, state, verifier)
+    assert unverified_claims(tokens["id_token"])["email"] == email
+    [(_, name, _, _, _)] = passkey_rows(site, email)
+    assert name.startswith("Passkey on Chrome")
+
+    sign_out(browser, site)
+    state, verifier = authorize(browser, site)
+    press_passkey_button(browser)
+    claims = unverified_claims(tokens_after(site, state, verifier)["id_token"])
+    assert claims["email"] == email and claims["amr"] == ["hwk", "pin", "mfa"]

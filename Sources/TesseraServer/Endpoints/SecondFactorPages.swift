@@ -234,16 +234,30 @@ struct SecondFactorPages {
         return response
     }
 
-    /// "Continue" under the recovery codes of an app set up on the way.
+    /// "Continue" under the recovery codes of an app set up on the way (and the passkey offer
+    /// after a sign-up).
     func continueAfterSetup(_ request: Request) async throws -> Response {
         var request = request
         let form = try await request.formParameters()
         let language = authorization.language(for: request, locales: [])
-        guard services.csrf.isValid(form["csrf_token"], request: request),
-              let pending = services.secondFactors.pending(request.cookies[cookieName]?.value),
-              let session = try await BrowserSessions(services: services).current(request), pending.sessionID == session.sid else {
+        guard services.csrf.isValid(form["csrf_token"], request: request), let (pending, session) = try await continuing(request) else {
             return expired(language)
         }
+        return try await finish(pending, session: session, request: request, language: language)
+    }
+
+    /// The waiting sign-in whose session exists (``PendingSecondFactor/sessionID``), with that
+    /// session; nil when the browser has neither, or they don't match.
+    func continuing(_ request: Request) async throws -> (PendingSecondFactor, BrowserSession)? {
+        guard let pending = services.secondFactors.pending(request.cookies[cookieName]?.value),
+              let session = try await BrowserSessions(services: services).current(request), pending.sessionID == session.sid else {
+            return nil
+        }
+        return (pending, session)
+    }
+
+    /// The page between the session and the app is done: where the sign-in was going.
+    func finish(_ pending: PendingSecondFactor, session: BrowserSession, request: Request, language: PageLanguage) async throws -> Response {
         var response = try await proceed(pending.next, session: session, sessionCookie: nil, request: request, language: language)
         response.setCookie(clearingCookie)
         return response

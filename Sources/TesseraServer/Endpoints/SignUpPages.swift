@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import TesseraCore
 import TesseraDomain
@@ -33,6 +34,7 @@ struct SignUpPages {
         router.post(RouterPath(Self.resendPath)) { request, context in try await codePages.step(request, context, resend) }
         router.post(RouterPath(Self.passwordPath)) { request, context in try await codePages.step(request, context, password) }
         router.post(RouterPath(Self.attributesPath)) { request, context in try await codePages.step(request, context, attributes) }
+        router.post(RouterPath(Self.passkeyPath)) { request, context in try await codePages.step(request, context, addPasskey) }
         router.post(RouterPath(Self.signInPath)) { request, context in
             try await codePages.step(request, context) { step in
                 authorization.loginPage(step.authorization, client: step.client, interaction: step.interaction, request: step.request,
@@ -140,11 +142,64 @@ struct SignUpPages {
             return attributesPage(step, token: token, page: missing.first?.page ?? 1, errors: errors, status: errors.isEmpty ? .ok : .badRequest)
         case .completed(let token, _):
             let signedIn = try await services.flows.signIn.afterCompletedFlow(token: token, username: nil, caller: step.caller)
-            return try await authorization.signedIn(userID: signedIn.userID, amr: signedIn.amr, step.authorization, client: step.client,
-                                                    interaction: step.interaction, request: step.request)
+            return try await signedUp(signedIn, step)
         default:
             throw FlowFailure.unknownFlow
         }
+    }
+
+    // MARK: A passkey, offered once
+
+    static let passkeyPath = "/signup/passkey"
+
+    /// The new account is signed in; before going back to the app, a passkey is offered once
+    /// (the page's "Not now" goes on without one). A sign-in that needs a second factor (the
+    /// client requires it) goes to that step instead.
+    func signedUp(_ signedIn: SignedIn, _ step: LoginCodeEndpoints.Step) async throws -> Response {
+        if let page = try await SecondFactorPages(services: services).ask(
+            userID: signedIn.userID, amr: signedIn.amr, next: .authorization(step.interaction), client: step.client,
+            authorization: step.authorization, request: step.request, language: step.language) {
+            return page
+        }
+        let (session, cookie) = try await BrowserSessions(services: services).create(userID: signedIn.userID, amr: signedIn.amr,
+                                                                                   replacing: step.request)
+        // The page stands between the session and the app: its way on is bound to this session.
+        var pending = PendingSecondFactor(userID: signedIn.userID, amr: signedIn.amr, issuedAt: services.clock.now(),
+                                          next: .authorization(step.interaction))
+        pending.sessionID = session.sid
+        var response = offerPage(step, sessionCookie: cookie.value, message: nil, status: .ok)
+        response.setCookie(cookie)
+        response.setCookie(try SecondFactorPages(services: services).pendingCookie(pending))
+        return response
+    }
+
+    func offerPage(_ step: LoginCodeEndpoints.Step, sessionCookie: String?, message: String?, status: HTTPResponse.Status) -> Response {
+        let (csrf, csrfCookie) = services.csrf.token(for: step.request, session: sessionCookie)
+        var response = Responses.html(services.pages.passkeyOffer(language: step.language, clientName: step.client.name,
+                                                                 interaction: step.interaction, csrf: csrf, message: message),
+                                      status: status, formTargets: [step.authorization.redirectURI])
+        if let csrfCookie { response.setCookie(csrfCookie) }
+        return response
+    }
+
+    /// The passkey the page's script made: added, then back to the app.
+    func addPasskey(_ step: LoginCodeEndpoints.Step) async throws -> Response {
+        let pages = SecondFactorPages(services: services)
+        guard let (pending, session) = try await pages.continuing(step.request), let user = try await services.accounts.user(of: session),
+              case .authorization(step.interaction) = pending.next else {
+            return authorization.expiredPage(step.request, language: step.language)
+        }
+        do {
+            let registration = try JSONDecoder().decode(PasskeyRegistration.self, from: Data((step.form["credential"] ?? "").utf8))
+            let name = AccountEndpoint.deviceSummary(step.request.headers[.userAgent]).map { step.language.text(.passkeyOn) + " " + $0 }
+            _ = try await services.passkeys.register(registration, for: user, name: name)
+        } catch let failure as PasskeyFailure {
+            try PasskeyEndpoints.rethrowUnavailable(failure)
+            return offerPage(step, sessionCookie: nil, message: PasskeyEndpoints.text(failure, step.language), status: PasskeyEndpoints.status(failure))
+        } catch {
+            return offerPage(step, sessionCookie: nil, message: step.language.text(.passkeyFailed), status: .badRequest)
+        }
+        return try await pages.finish(pending, session: session, request: step.request, language: step.language)
     }
 
     // MARK: Pages

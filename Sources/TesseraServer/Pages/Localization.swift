@@ -34,7 +34,7 @@ extension PageLanguage {
         case accountChangeEmail, accountNewEmail, accountEmailCodeSent, accountEmailConfirm, accountEmailChanged, accountEmailInvalid, accountEmailExpired, accountEmailThrottled, reauthEmail
         case accountProfile, accountProfileSave, accountProfileSaved, accountSensitiveLocked, accountConfirmToEdit, reauthProfile, reauthPassword, accountEmail, accountEmailVerified, accountEmailUnverified, accountPassword, accountHasPassword, accountNoPassword, accountCurrentPassword, accountCurrentPasswordHint, accountCurrentPasswordRequired, accountChangePassword, accountSetPassword, accountRemovePassword, accountPasswordChanged, accountPasswordRemoved, accountPasswordLastWay, accountSessions, accountThisBrowser, accountSignedInAt, accountLastSeen, accountSignOutSession, accountSignOutOthers, accountSessionEnded, accountOthersEnded, accountUnknownDevice, accountSignOut
         case passkeySignIn, passkeyCancelled, passkeyFailed, passkeyExpired, passkeyUnknown, passkeySuspended, passkeyExists, passkeyTooMany, passkeyNameInvalid, passkeyLastWay, passkeyOn, reauthPasskey, passkeysTitle, passkeysIntro, passkeysNone, passkeyAdd, passkeyAdded, passkeyRenamed, passkeyRemoved, passkeyGone, passkeyRename, passkeyRemove, passkeyName, passkeySynced, passkeyDeviceBound, passkeyCreatedAt, passkeyLastUsed, passkeyNeverUsed, passkeyBlocked, passkeyUnsupported, passkeyRequired
-        case twoStepTitle, twoStepIntroApp, twoStepIntroAppOrPasskey, twoStepIntroPasskey, twoStepAppRequires, twoStepRequestRequires, twoStepCodeLabel, twoStepCodeHint, twoStepVerify, twoStepUsePasskey, twoStepExpired, twoStepWrongCode, twoStepThrottled, twoStepOtherPasskey, twoStepSetupScan, twoStepSetupType, twoStepSetupSecret, twoStepSetupCode, twoStepSetupSubmit, recoveryCodesTitle, recoveryCodesIntro, recoveryCodesHint, continueButton, twoStepAccountTitle, twoStepAccountIntro, twoStepOnTag, recoveryCodesLeft, recoveryCodesNew, twoStepTurnOff, twoStepStart, twoStepTurnedOn, twoStepTurnedOff, recoveryCodesReplaced, reauthTwoStep
+        case twoStepTitle, twoStepIntroApp, twoStepIntroAppOrPasskey, twoStepIntroPasskey, twoStepAppRequires, twoStepRequestRequires, twoStepCodeLabel, twoStepCodeHint, twoStepVerify, twoStepUsePasskey, twoStepExpired, twoStepWrongCode, twoStepThrottled, twoStepOtherPasskey, twoStepSetupScan, twoStepSetupType, twoStepSetupSecret, twoStepSetupCode, twoStepSetupSubmit, recoveryCodesTitle, recoveryCodesIntro, recoveryCodesHint, continueButton, twoStepAccountTitle, twoStepAccountIntro, twoStepOnTag, recoveryCodesLeft, recoveryCodesNew, twoStepTurnOff, twoStepStart, twoStepTurnedOn, twoStepTurnedOff, recoveryCodesReplaced, reauthTwoStep, passkeyOfferTitle, passkeyOfferIntro, passkeyOfferSkip
     }
 
     static let english: [Key: String] = [
@@ -144,6 +144,9 @@ extension PageLanguage {
         .twoStepTurnedOff: "Two-step verification is off, and your recovery codes no longer work.",
         .recoveryCodesReplaced: "You have new recovery codes: the old ones no longer work.",
         .reauthTwoStep: "To change two-step verification, sign in again first: your last sign-in was a while ago.",
+        .passkeyOfferTitle: "Sign in faster next time",
+        .passkeyOfferIntro: "Add a passkey: next time you sign in with your fingerprint, face or screen lock, without a password or a code. It works only on this site, so it can't be phished.",
+        .passkeyOfferSkip: "Not now",
         .signInTitle: "Sign in", .signInTo: "to continue to", .email: "Email", .password: "Password",
         .signIn: "Sign in", .badCredentials: "The email or password is incorrect.",
         .throttled: "Too many attempts. Wait a few minutes and try again.",
@@ -335,6 +338,9 @@ extension PageLanguage {
         .twoStepTurnedOff: "Двухэтапная проверка выключена, резервные коды больше не действуют.",
         .recoveryCodesReplaced: "У вас новые резервные коды: старые больше не действуют.",
         .reauthTwoStep: "Чтобы изменить двухэтапную проверку, сначала войдите ещё раз: последний вход был давно.",
+        .passkeyOfferTitle: "Входите быстрее в следующий раз",
+        .passkeyOfferIntro: "Добавьте ключ доступа: в следующий раз вы войдёте по отпечатку пальца, лицу или блокировке экрана, без пароля и кода. Он работает только на этом сайте, поэтому его нельзя выманить.",
+        .passkeyOfferSkip: "Не сейчас",
         .signInTitle: "Вход", .signInTo: "чтобы продолжить в", .email: "Электронная почта", .password: "Пароль",
         .signIn: "Войти", .badCredentials: "Неверная электронная почта или пароль.",
         .throttled: "Слишком много попыток. Подождите несколько минут и попробуйте снова.",

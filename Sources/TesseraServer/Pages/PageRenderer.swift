@@ -311,6 +311,18 @@ public struct PageRenderer: Sendable {
         return render("secondfactor", values, language: language)
     }
 
+    /// Right after a sign-up: a passkey, offered once, before going back to the app.
+    func passkeyOffer(language: PageLanguage, clientName: String, interaction: String, csrf: String, message: String?) -> String {
+        render("passkeyoffer", [
+            "title": language.text(.passkeyOfferTitle), "signInTo": language.text(.signInTo), "clientName": clientName,
+            "intro": language.text(.passkeyOfferIntro), "message": message ?? "", "interaction": interaction, "csrf": csrf,
+            "addAction": SignUpPages.passkeyPath, "optionsAction": PasskeyEndpoints.registrationOptionsPath,
+            "skipAction": SecondFactorPages.continuePath, "add": language.text(.passkeyAdd), "skip": language.text(.passkeyOfferSkip),
+            "passkeyFailed": language.text(.passkeyFailed), "passkeyCancelled": language.text(.passkeyCancelled),
+            "passkeyExists": language.text(.passkeyExists),
+        ], language: language)
+    }
+
     /// Recovery codes, shown once; `continueAction` goes on (a POST with the CSRF token, or a GET).
     func recoveryCodes(language: PageLanguage, codes: [String], csrf: String?, continueAction: String, notice: String? = nil) -> String {
         render("recoverycodes", [

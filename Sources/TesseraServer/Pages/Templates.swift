@@ -20,7 +20,7 @@ enum Templates {
         "adminclients": text(PackageResources.adminclients_mustache), "adminclient": text(PackageResources.adminclient_mustache),
         "adminkeys": text(PackageResources.adminkeys_mustache), "adminaudit": text(PackageResources.adminaudit_mustache),
         "secondfactor": text(PackageResources.secondfactor_mustache), "totpsetup": text(PackageResources.totpsetup_mustache),
-        "recoverycodes": text(PackageResources.recoverycodes_mustache),
+        "recoverycodes": text(PackageResources.recoverycodes_mustache), "passkeyoffer": text(PackageResources.passkeyoffer_mustache),
     ]
 
     static let stylesheet = text(PackageResources.tessera_css)

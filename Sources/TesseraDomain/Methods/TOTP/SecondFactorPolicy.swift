@@ -107,8 +107,9 @@ package struct PendingSecondFactor: Sendable, Codable, Equatable {
     package var amr: [String]
     package var issuedAt: Int64
     package var next: Continuation
-    /// Set once an authenticator app was set up on the way (its recovery codes are on the
-    /// screen): the session made for it, whose "continue" finishes the sign-in.
+    /// Set when the session exists and a page stands between it and the app (the recovery codes
+    /// of an app set up on the way, the passkey offered after a sign-up): the session, whose
+    /// "continue" finishes the sign-in as one made for the request.
     package var sessionID: String?
 
     package init(userID: String, amr: [String], issuedAt: Int64, next: Continuation) {
