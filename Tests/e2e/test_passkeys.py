@@ -419,3 +419,32 @@ def test_a_passkey_is_offered_once_right_after_sign_up(site, browser, sink, arti
     press_passkey_button(browser)
     claims = unverified_claims(tokens_after(site, state, verifier)["id_token"])
     assert claims["email"] == email and claims["amr"] == ["hwk", "pin", "mfa"]
+
+
+def test_acr_values_mfa_asks_a_person_with_a_passkey_for_it_after_the_password(site, browser, artifacts):
+    """acr_values=urn:tessera:acr:mfa (voluntary): someone who has a passkey is asked for it as
+    the second step after the password; the ID token says both (amr pwd hwk pin mfa, acr mfa).
+    Without acr_values the password alone still signs in."""
+    email = new_person(site)
+    add_authenticator(browser)
+    sign_in_with_password(browser, site, email)
+    add_passkey(browser)
+    sign_out(browser, site)
+
+    state, verifier = authorize(browser, site, acr_values="urn:tessera:acr:mfa")
+    browser.find_element(By.ID, "email").send_keys(email)
+    browser.find_element(By.ID, "password").send_keys(PASSWORD)
+    submit_form(browser, "/login")
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Two-step verification", browser.page_source[:800]
+    assert "use a passkey" in browser.page_source.lower()
+    screenshot_both(browser, artifacts / "passkeys-as-second-factor.png")
+    press_passkey_button(browser)
+    claims = unverified_claims(tokens_after(site, state, verifier)["id_token"])
+    assert claims["amr"] == ["pwd", "hwk", "pin", "mfa"] and claims["acr"] == "urn:tessera:acr:mfa", claims
+
+    sign_out(browser, site)
+    state, verifier = authorize(browser, site)
+    browser.find_element(By.ID, "email").send_keys(email)
+    browser.find_element(By.ID, "password").send_keys(PASSWORD)
+    submit_form(browser, "/login")
+    assert unverified_claims(tokens_after(site, state, verifier)["id_token"])["amr"] == ["pwd"]
