@@ -149,7 +149,7 @@ struct NativeAuthTests {
             let enrolment = try await live.provider.secondFactors.startTOTP(for: alice)
             let app = TOTP(secret: try #require(TOTPSecret(base32: enrolment.secret)))
             let now = Int64(Date().timeIntervalSince1970)
-            _ = try await live.provider.secondFactors.confirmTOTP(for: alice, code: app.code(forStep: app.step(at: now) - 1))
+            _ = try await live.provider.secondFactors.confirmTOTP(for: alice, code: app.code(forStep: app.step(at: now)))
 
             let client = live.nativeClient()
             guard case .mfaRequired(let required) = await client.signIn(username: aliceEmail, password: alicePassword) else {
@@ -166,7 +166,7 @@ struct NativeAuthTests {
                 Issue.record("choosing the app must ask for its code"); return
             }
             #expect(channel == .authenticatorApp && codeLength == 6)
-            let right = app.code(forStep: app.step(at: now))
+            let right = app.code(forStep: app.step(at: now) + 1)
             guard case .error(let wrong, let retry?) = await awaiting.submitChallenge(right == "000000" ? "111111" : "000000") else {
                 Issue.record("a wrong code must fail with a state to retry"); return
             }

@@ -123,7 +123,7 @@ struct SignInWithAppleTests {
             let enrolment = try await live.provider.secondFactors.startTOTP(for: user)
             let app = TOTP(secret: try #require(TOTPSecret(base32: enrolment.secret)))
             let now = Int64(Date().timeIntervalSince1970)
-            _ = try await live.provider.secondFactors.confirmTOTP(for: user, code: app.code(forStep: app.step(at: now) - 1))
+            _ = try await live.provider.secondFactors.confirmTOTP(for: user, code: app.code(forStep: app.step(at: now)))
 
             let again = AppleSignInNonce()
             do {
@@ -134,7 +134,7 @@ struct SignInWithAppleTests {
                 let failure = try #require(error as? NativeAuthFailure)
                 #expect(failure.error == "invalid_grant" && failure.suberror == "mfa_required")
                 let state = try #require(client.mfaRequired(by: error))
-                guard case .completed(let result) = await state.submitChallenge(app.code(forStep: app.step(at: now))) else {
+                guard case .completed(let result) = await state.submitChallenge(app.code(forStep: app.step(at: now) + 1)) else {
                     Issue.record("the app's code must sign in"); return
                 }
                 #expect(result.idToken?.authenticationMethods == ["fed", "otp", "mfa"] && result.user?.uid == first.result.user?.uid)

@@ -107,4 +107,27 @@ struct SecondFactorTests {
             #expect(try await store.recoveryCodesLeft(userID: "u1") == 0)
         }
     }
+
+    @Test("a waiting sign-in opens sealed only as it was made, for five minutes, allowing another node's clock a little ahead")
+    func pendingSignIn() async throws {
+        try await withStore { store in
+            let bench = try await SecondFactorBench(store)
+            let now = bench.clock.clock.now()
+            var pending = PendingSecondFactor(userID: bench.user.id, amr: ["pwd"], issuedAt: now, next: .authorization("i-1"))
+            let sealed = try bench.factors.seal(pending)
+            #expect(!sealed.contains(bench.user.id) && !sealed.contains("i-1"), "sealed, not signed: nothing readable")
+            #expect(bench.factors.pending(sealed) == pending)
+            #expect(bench.factors.pending(nil) == nil && bench.factors.pending("enc:v1:AAAA") == nil)
+            var tampered = Array(sealed)
+            tampered[tampered.count - 3] = tampered[tampered.count - 3] == "A" ? "B" : "A"
+            #expect(bench.factors.pending(String(tampered)) == nil)
+            // Made by a node whose clock is 20 s ahead: still good; a minute ahead: not.
+            pending.issuedAt = now + 20
+            #expect(bench.factors.pending(try bench.factors.seal(pending)) != nil)
+            pending.issuedAt = now + 60
+            #expect(bench.factors.pending(try bench.factors.seal(pending)) == nil)
+            bench.clock.advance(by: PendingSecondFactor.lifetime)
+            #expect(bench.factors.pending(sealed) == nil, "five minutes is all it waits")
+        }
+    }
 }

@@ -74,11 +74,14 @@ class App:
 
     def __init__(self, key: str):
         self.key = key
-        self.last = step_now() - 2
+        self.last = step_now() - 1
 
     def code(self) -> str:
-        self.last = max(self.last + 1, step_now() - 1)
-        assert self.last <= step_now() + 1, "more codes than the clock allows in a minute"
+        # Never a step behind the clock (a request crossing a step boundary would make it two),
+        # at most one ahead: past that, wait for the clock.
+        while max(self.last + 1, step_now()) > step_now() + 1:
+            time.sleep(0.5)
+        self.last = max(self.last + 1, step_now())
         return totp(self.key, self.last)
 
 

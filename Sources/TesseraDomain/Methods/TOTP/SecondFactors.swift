@@ -193,11 +193,14 @@ package struct SecondFactors: Sendable {
         guard let sealed, sealed.count <= 4096, let data = try? secretBox.open(sealed, context: Self.pendingContext),
               let pending = try? JSONDecoder().decode(PendingSecondFactor.self, from: data) else { return nil }
         let now = clock.now()
-        guard pending.issuedAt <= now, now - pending.issuedAt < PendingSecondFactor.lifetime else { return nil }
+        // Another node may have made it a second "later" by its clock: a little skew is allowed.
+        guard pending.issuedAt <= now + Self.clockSkew, now - pending.issuedAt < PendingSecondFactor.lifetime else { return nil }
         return pending
     }
 
     static let pendingContext = "second-factor-pending"
+    /// How far ahead of this node's clock another node's may be.
+    static let clockSkew: Int64 = 30
 
     // MARK: Codes
 
