@@ -80,30 +80,10 @@ package struct UpstreamTokenExchangeGrant: TokenGrant {
     }
 
     /// A person with two-step verification, or an app requiring it, gives the second factor at
-    /// the native API: the error carries `suberror: mfa_required` and the `continuation_token`
-    /// for `/oauth2/v2.0/introspect`, `challenge` and `grant_type=mfa_oob` (docs/two-step.md).
+    /// the native API: ``FlowFailure/secondFactorRequired(token:)`` carries the continuation
+    /// token, and the token endpoint words it (docs/two-step.md).
     func secondFactor(of user: User, _ request: TokenRequest) async throws {
-        do {
-            try await signIn.requireSecondFactor(SignedIn(userID: user.id, amr: ["fed"]), caller: request.caller)
-        } catch FlowFailure.secondFactorRequired(let token) {
-            var error = OAuthError.invalidGrant("A second factor is needed: send its code to /oauth2/v2.0/token with grant_type=mfa_oob "
-                                                  + "and this continuation_token (docs/two-step.md).")
-            error.members = ["suberror": "mfa_required", "continuation_token": token]
-            throw error
-        } catch FlowFailure.secondFactorSetupRequired {
-            var error = OAuthError.invalidGrant("This app requires a second factor, and the account has none yet: sign in through the "
-                                                  + "browser once to set up an authenticator app.")
-            error.members = ["suberror": "registration_required"]
-            throw error
-        } catch FlowFailure.secondFactorInBrowser {
-            var error = OAuthError.invalidGrant("This sign-in needs a second factor only the browser can ask for (a passkey): sign in "
-                                                  + "through the browser.")
-            error.members = ["suberror": "browser_required"]
-            throw error
-        } catch let failure as FlowFailure {
-            guard case .tooMuchWork(_, let retryAfter) = failure else { throw OAuthError.invalidGrant("The sign-in can't go on: \(failure).") }
-            throw OAuthError(.invalidRequest, "Too many sign-ins from this network or app. Try again in \(retryAfter) s.", status: 429)
-        }
+        try await signIn.requireSecondFactor(SignedIn(userID: user.id, amr: ["fed"]), caller: request.caller)
     }
 
     func tokens(for user: User, scope: ScopeSet, client: Client, isNewUser: Bool) async throws -> TokenResponse {

@@ -28,7 +28,22 @@ struct TokenEndpoint {
             throw OAuthError(.unauthorizedClient, "This client is not allowed the grant type '\(grantType)'.")
         }
         // No language: /token's grants send no mail.
-        return try Responses.json(try await services.grants.exchange(grant, TokenRequest(parameters: parameters, client: client, address: address)))
+        do {
+            return try Responses.json(try await services.grants.exchange(grant, TokenRequest(parameters: parameters, client: client,
+                                                                                             address: address)))
+        } catch let failure as FlowFailure {
+            // A native Sign in with Apple that needs a second factor goes on at the native API.
+            throw Self.oauthError(NativeAuthWire.error(failure, at: .token))
+        }
+    }
+
+    /// A native API error in /token's shape: `error`, `error_description`, and the members an
+    /// app goes on with (`suberror`, `continuation_token`, RFC 6749 §5.2 allows them).
+    static func oauthError(_ error: NativeAuthError) -> OAuthError {
+        var oauth = OAuthError(OAuthError.Code(rawValue: error.error), error.description, status: error.status)
+        if let suberror = error.suberror { oauth.members["suberror"] = suberror }
+        if let token = error.continuationToken { oauth.members["continuation_token"] = token }
+        return oauth
     }
 
     /// Runs an endpoint body and turns any error into an OAuth JSON error; anything that is

@@ -64,19 +64,21 @@ public struct SecondFactorPolicy: Sendable {
         -> Requirement? {
         guard !AuthenticationContext.satisfies(amr: amr, AuthenticationContext.multiFactor) else { return nil }
         let app = try await factors.totpFactor(userID: user.id)?.isConfirmed == true
-        let passkey = try await factors.passkeys(userID: user.id).contains { !$0.isSuspended }
-        let reason: Requirement.Reason
-        if app {
-            reason = .turnedOn
+        let asks = request?.requestedContexts.contains(AuthenticationContext.multiFactor) == true
+        let reason: Requirement.Reason? = if app {
+            .turnedOn
         } else if client?.requireMFA == true {
-            reason = .clientRequires
+            .clientRequires
         } else if request?.demandedContexts.contains(AuthenticationContext.multiFactor) == true {
-            reason = .requestDemands
-        } else if passkey, request?.requestedContexts.contains(AuthenticationContext.multiFactor) == true {
-            reason = .requestAsks
+            .requestDemands
         } else {
-            return nil
+            asks ? .requestAsks : nil
         }
+        // Every request a signed-in browser makes asks this: the passkeys are read only when a
+        // second factor may be wanted.
+        guard let reason else { return nil }
+        let passkey = try await factors.passkeys(userID: user.id).contains { !$0.isSuspended }
+        guard reason != .requestAsks || passkey else { return nil }
         return Requirement(reason: reason, authenticatorApp: app, passkey: passkey)
     }
 
