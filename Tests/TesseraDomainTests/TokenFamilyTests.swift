@@ -260,4 +260,44 @@ struct TokenFamilyTests {
             #expect(try await store.grant(id: other.id)?.revokedAt == nil)
         }
     }
+
+    @Test("a refresh reads what its answer needs in the rotation's transaction: the database lost after the commit changes nothing",
+          arguments: TestBackend.available)
+    func refreshAnswerNeedsNoDatabaseAfterRotation(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
+            let user = try await prepare(store), now: Int64 = 1000
+            let clock = WallClock { now }
+            guard let client = try await store.client(id: "web") else { throw StoreError.notFound("client web") }
+            _ = try await store.addFamily(user, token: tokenHash("first-refresh-token"), now: now)
+            // Every read outside a transaction fails, as when PostgreSQL stops right after the
+            // rotation committed: before, the answer read the user there and a 503 went out for
+            // a rotation that happened (its retry, after a long outage, was taken for reuse).
+            let tokens = UserGrantTokens(issuer: try await AuthorizationHarness.tokenIssuer(store, clock: clock), users: DatabaseGone(),
+                                         grants: store, clock: clock)
+            let grant = RefreshTokenGrant(families: TokenFamilies(store: store), tokens: tokens, clock: clock, reuseInterval: 10)
+            let request = TokenRequest(parameters: RequestParameters([("grant_type", "refresh_token"),
+                                                                      ("refresh_token", "first-refresh-token")]),
+                                       client: client, address: "192.0.2.1")
+            let answer = try await grant.exchange(request)
+            #expect(answer.refreshToken != nil && answer.idToken != nil)
+        }
+    }
+}
+
+/// A user store whose database is gone.
+private struct DatabaseGone: UserStore {
+    var gone: DatabaseUnavailable { DatabaseUnavailable(location: "test", reason: "stopped") }
+    func user(id: String) async throws -> User? { throw gone }
+    func user(email: String) async throws -> User? { throw gone }
+    func insert(_ user: User) async throws { throw gone }
+    func updatePasswordHash(userID: String, hash: String, now: Int64) async throws { throw gone }
+    func updateProfile(userID: String, profile: [String: JSONValue], now: Int64) async throws { throw gone }
+    func markEmailVerified(userID: String, now: Int64) async throws { throw gone }
+    func removePassword(userID: String, now: Int64) async throws { throw gone }
+    func changeEmail(userID: String, to email: String, now: Int64) async throws { throw gone }
+    func updateAccount(userID: String, profile: [String: JSONValue], roles: Set<String>, now: Int64,
+                       ifVersion version: Int64) async throws -> Bool { throw gone }
+    func saveImported(_ user: User, now: Int64) async throws { throw gone }
+    func setDisabled(userID: String, at disabledAt: Int64?, now: Int64) async throws { throw gone }
+    func users(matching query: String?, after cursor: String?, limit: Int) async throws -> [User] { throw gone }
 }

@@ -52,13 +52,14 @@ public struct AuthorizationCodeGrant: TokenGrant {
             throw OAuthError.invalidGrant("code_verifier was sent but the authorization request had no code_challenge.")
         }
 
+        let user = try await UserGrantTokens.account(record.userID, in: tokens.users)
         var (grant, refresh) = tokens.mint(client: client, userID: record.userID, scope: record.scope, claims: record.claims,
                                            authTime: record.authTime, amr: record.amr, sid: record.sid, now: now)
         // Native SSO: device_sso starts a device session the vendor's other apps can join.
         let device = try await deviceSessions.start(for: &grant, client: client)
         switch try await families.redeem(codeHash: hash, grant: grant, refreshToken: refresh?.record, now: now) {
         case .redeemed:
-            return try await tokens.response(grant: grant, client: client, scope: record.scope, nonce: record.nonce,
+            return try tokens.response(grant: grant, user: user, client: client, scope: record.scope, nonce: record.nonce,
                                              refreshToken: refresh?.token, dsHash: device?.session.dsHash, deviceSecret: device?.secret)
         case .replayed:
             if let device { try await deviceSessions.end(device.session.id) }

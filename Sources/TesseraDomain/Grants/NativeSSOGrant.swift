@@ -44,11 +44,11 @@ package struct DeviceSessions: Sendable {
         try await store.deviceSession(secretHash: tokenHash(secret), now: clock.now())
     }
 
-    /// The `ds_hash` of a grant's device session, for the ID tokens a refresh issues; nil for a
-    /// grant outside one (no read then).
-    func dsHash(of grant: Grant) async throws -> String? {
+    /// The `ds_hash` of a grant's device session, for the ID tokens a refresh issues, read in the
+    /// refresh's transaction; nil for a grant outside one (no read then).
+    func dsHash(of grant: Grant, in tx: any CrossAppStore) async throws -> String? {
         guard let id = grant.deviceSessionID else { return nil }
-        return try await store.deviceSession(id: id, now: clock.now())?.dsHash
+        return try await tx.deviceSession(id: id, now: clock.now())?.dsHash
     }
 
     /// Ends a device session: every app that joined it loses its tokens.
@@ -132,15 +132,16 @@ package struct NativeSSOExchangeGrant: TokenGrant {
         }
         // A device session never upgrades itself: its sign-in's factors are all a sibling gets.
         if client.requireMFA, !AuthenticationContext.satisfies(amr: session.amr, AuthenticationContext.multiFactor) {
-            throw OAuthError.invalidGrant("This app requires a second factor and the device session was signed in with one: sign in to "
+            throw OAuthError.invalidGrant("This app requires a second factor and the device session was signed in without one: sign in to "
                                             + "this app (with its second factor) instead.")
         }
+        let user = try await UserGrantTokens.account(session.userID, in: tokens.users)
         let now = issuer.clock.now()
         var (grant, refresh) = tokens.mint(client: client, userID: session.userID, scope: scope, authTime: session.authTime,
                                            amr: session.amr, sid: session.id, now: now)
         grant.deviceSessionID = session.id
         try await tokens.grants.insertGrant(grant, refreshToken: refresh?.record)
-        var response = try await tokens.response(grant: grant, client: client, scope: scope, nonce: nil, refreshToken: refresh?.token,
+        var response = try tokens.response(grant: grant, user: user, client: client, scope: scope, nonce: nil, refreshToken: refresh?.token,
                                                  dsHash: session.dsHash ?? (try issuer.halfHash(deviceSecret)))
         response.issuedTokenType = UpstreamTokenExchangeGrant.accessTokenType
         return response

@@ -29,20 +29,24 @@ public struct RefreshTokenGrant: TokenGrant {
         }
         let requested = parameters["scope"].map { ScopeSet(parsing: $0) }
         let issuer = tokens.issuer
-        let minted = NIOLockedValueBox<(token: String, scope: ScopeSet)?>(nil)
+        let deviceSessions = deviceSessions
+        // Everything the answer needs is read in the rotation's transaction (UserGrantTokens.account).
+        let minted = NIOLockedValueBox<Minted?>(nil)
         let outcome = try await families.rotate(tokenHash: tokenHash(token), clientID: client.id, clock: clock,
-                                                 reuseInterval: reuseInterval) { grant in
+                                                 reuseInterval: reuseInterval) { grant, tx in
             let scope: ScopeSet
             do { scope = try ScopePolicy.refresh(requested, granted: grant.scope) } catch let refusal as ScopeRefusal { throw refusal.oauthError }
+            let user = try await UserGrantTokens.account(grant.userID, in: tx)
+            let dsHash = try await deviceSessions?.dsHash(of: grant, in: tx)
             let successor = issuer.refreshToken(grantID: grant.id, clientID: client.id, notAfter: grant.expiresAt)
-            minted.withLockedValue { $0 = (successor.token, scope) }
+            minted.withLockedValue { $0 = Minted(token: successor.token, scope: scope, user: user, dsHash: dsHash) }
             return successor.record
         }
         switch outcome {
         case .rotated(let grant):
-            guard let (refreshToken, scope) = minted.withLockedValue({ $0 }) else { throw OAuthError.serverError(detail: "rotation minted nothing") }
-            return try await tokens.response(grant: grant, client: client, scope: scope, nonce: nil, refreshToken: refreshToken,
-                                             dsHash: try await deviceSessions?.dsHash(of: grant))
+            guard let minted = minted.withLockedValue({ $0 }) else { throw OAuthError.serverError(detail: "rotation minted nothing") }
+            return try tokens.response(grant: grant, user: minted.user, client: client, scope: minted.scope, nonce: nil,
+                                       refreshToken: minted.token, dsHash: minted.dsHash)
         case .reused:
             Signals.refreshReuse()
             throw OAuthError.invalidGrant("The refresh token was already used; every token of this grant is revoked.")
@@ -50,4 +54,12 @@ public struct RefreshTokenGrant: TokenGrant {
             throw OAuthError.invalidGrant("The refresh token is invalid, expired or was issued to another client.")
         }
     }
+}
+
+/// What a rotation read and made for its answer.
+private struct Minted: Sendable {
+    let token: String
+    let scope: ScopeSet
+    let user: User
+    let dsHash: String?
 }

@@ -45,7 +45,10 @@ package struct TokenFamilies: Sendable {
     // MARK: Refresh tokens
 
     /// Replaces a refresh token with the successor `makeSuccessor` builds for its grant (which may
-    /// throw to refuse, changing nothing). Presenting a rotated token revokes the family; within
+    /// throw to refuse, changing nothing, and reads in the transaction whatever the answer needs:
+    /// once the rotation commits, building the answer must not need the database, or an outage in
+    /// between would answer 503 for a rotation that happened, and the client's retry, long after,
+    /// would be taken for reuse). Presenting a rotated token revokes the family; within
     /// `reuseInterval` seconds of its rotation, a token whose successor nobody has used yet may be
     /// presented again (a retry after a lost answer): that successor is retired and another
     /// issued. 0 allows no retry.
@@ -54,7 +57,8 @@ package struct TokenFamilies: Sendable {
     /// waited for the database is dated when it rotates, not when it arrived, so the client's
     /// retry that follows is within the reuse interval of the rotation it retries.
     package func rotate(tokenHash: String, clientID: String, clock: WallClock, reuseInterval: Int64,
-                        makeSuccessor: @escaping @Sendable (Grant) throws -> RefreshTokenRecord) async throws -> RefreshRotation {
+                        makeSuccessor: @escaping @Sendable (Grant, any TransactionStores) async throws -> RefreshTokenRecord)
+        async throws -> RefreshRotation {
         try await store.transaction { tx in
             let now = clock.now()
             if let grantID = try await tx.takeRefreshToken(tokenHash: tokenHash, clientID: clientID, now: now) {
@@ -84,17 +88,17 @@ package struct TokenFamilies: Sendable {
     package func rotate(tokenHash: String, clientID: String, now: Int64, reuseInterval: Int64 = 0,
                         makeSuccessor: @escaping @Sendable (Grant) throws -> RefreshTokenRecord) async throws -> RefreshRotation {
         try await rotate(tokenHash: tokenHash, clientID: clientID, clock: WallClock { now }, reuseInterval: reuseInterval,
-                         makeSuccessor: makeSuccessor)
+                         makeSuccessor: { grant, _ in try makeSuccessor(grant) })
     }
 
     /// Issues the successor of a token just taken, when its grant still holds.
     private static func replace(_ tokenHash: String, grantID: String, now: Int64,
-                                _ makeSuccessor: @Sendable (Grant) throws -> RefreshTokenRecord,
+                                _ makeSuccessor: @Sendable (Grant, any TransactionStores) async throws -> RefreshTokenRecord,
                                 in tx: any TransactionStores) async throws -> RefreshRotation {
         guard let grant = try await tx.grant(id: grantID), grant.revokedAt == nil, grant.expiresAt > now else {
             return .invalid
         }
-        try await tx.insertRefreshToken(try makeSuccessor(grant), replacing: tokenHash, now: now)
+        try await tx.insertRefreshToken(try await makeSuccessor(grant, tx), replacing: tokenHash, now: now)
         return .rotated(grant)
     }
 

@@ -97,12 +97,13 @@ package struct UserGrantTokens: Sendable {
     /// flow, an email link, a native Apple sign-in), stored, and its tokens. With `device_sso`
     /// in the scope of a client in a device SSO group, a device session starts (Native SSO).
     package func issue(userID: String, amr: [String], scope: ScopeSet, client: Client) async throws -> TokenResponse {
+        let user = try await Self.account(userID, in: users)
         let now = clock.now()
         var (grant, refresh) = mint(client: client, userID: userID, scope: scope, authTime: now, amr: amr,
                                     sid: SecureRandom.token(bytes: 16), now: now)
         let device = try await deviceSessions?.start(for: &grant, client: client)
         try await grants.insertGrant(grant, refreshToken: refresh?.record)
-        return try await response(grant: grant, client: client, scope: scope, nonce: nil, refreshToken: refresh?.token,
+        return try response(grant: grant, user: user, client: client, scope: scope, nonce: nil, refreshToken: refresh?.token,
                                   dsHash: device?.session.dsHash, deviceSecret: device?.secret)
     }
 
@@ -118,14 +119,23 @@ package struct UserGrantTokens: Sendable {
         return (grant, refresh)
     }
 
-    /// Native SSO: `dsHash`, the hash of the grant's device secret, goes into the ID token
-    /// (`ds_hash`); `deviceSecret`, a new device session's secret, into the response.
-    func response(grant: Grant, client: Client, scope: ScopeSet, nonce: String?, refreshToken: String?,
-                  dsHash: String? = nil, deviceSecret: String? = nil) async throws -> TokenResponse {
-        guard let userID = grant.userID, let user = try await users.user(id: userID) else {
+    /// The account tokens are issued for, which must exist and be enabled. Every grant reads it
+    /// before (or in) the write that spends what the client presented, never after: the answer
+    /// is then made without the database, and a database lost in between cannot turn a spent
+    /// code or rotated token into a 503 whose retry is refused.
+    static func account(_ userID: String?, in users: any UserStore) async throws -> User {
+        guard let userID, let user = try await users.user(id: userID) else {
             throw OAuthError.invalidGrant("The user of this grant no longer exists.")
         }
         guard !user.isDisabled else { throw OAuthError.invalidGrant("The account is disabled.") }
+        return user
+    }
+
+    /// The tokens of `grant` for `user` (read by ``account(_:in:)``). Native SSO: `dsHash`, the
+    /// hash of the grant's device secret, goes into the ID token (`ds_hash`); `deviceSecret`, a
+    /// new device session's secret, into the response.
+    func response(grant: Grant, user: User, client: Client, scope: ScopeSet, nonce: String?, refreshToken: String?,
+                  dsHash: String? = nil, deviceSecret: String? = nil) throws -> TokenResponse {
         let subject = issuer.subject(userID: user.id, client: client)
         let access = try issuer.accessToken(subject: subject, clientID: client.id, scope: scope, grantID: grant.id,
                                             authTime: grant.authTime, amr: grant.amr)
