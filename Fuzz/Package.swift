@@ -9,13 +9,14 @@ let package = Package(
     dependencies: [
         // Named, so the product reference does not depend on the checkout's folder name.
         .package(name: "tessera", path: ".."),
+        .package(name: "tessera-server", path: "../Server"),
     ],
     targets: [
         .target(name: "FuzzSupport"),
         .executableTarget(name: "FuzzJOSE", dependencies: ["FuzzSupport", .product(name: "TesseraCore", package: "tessera")]),
         .executableTarget(name: "FuzzForm", dependencies: ["FuzzSupport", .product(name: "TesseraCore", package: "tessera")]),
         .executableTarget(name: "FuzzClaims", dependencies: ["FuzzSupport", .product(name: "TesseraCore", package: "tessera")]),
-        .executableTarget(name: "FuzzWebAuthn", dependencies: ["FuzzSupport", .product(name: "TesseraWebAuthn", package: "tessera")]),
+        .executableTarget(name: "FuzzWebAuthn", dependencies: ["FuzzSupport", .product(name: "TesseraWebAuthn", package: "tessera-server")]),
     ],
     swiftLanguageModes: [.v6]
 )

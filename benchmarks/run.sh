@@ -65,16 +65,16 @@ fi
 SCRATCH="$ROOT/.build-release"
 mkdir -p "$SCRATCH"
 if [ "$BUILD" = 1 ]; then
-    say "building the release binary (swift build -c release --scratch-path .build-release)"
+    say "building the release binary (swift build --package-path Server -c release --scratch-path .build-release)"
     build_start=$(date +%s)
-    if ! (cd "$ROOT" && swift build -c release --product tessera --scratch-path "$SCRATCH" >"$ROOT/.build-release/bench-build.log" 2>&1); then
+    if ! (cd "$ROOT" && swift build --package-path Server -c release --product tessera --scratch-path "$SCRATCH" >"$ROOT/.build-release/bench-build.log" 2>&1); then
         tail -n 20 "$ROOT/.build-release/bench-build.log" >&2
         die "the release build failed (full log: .build-release/bench-build.log)"
     fi
     tail -n 1 "$ROOT/.build-release/bench-build.log"
     echo "build took $(( $(date +%s) - build_start )) s"
 fi
-BIN="$(cd "$ROOT" && swift build -c release --scratch-path "$SCRATCH" --show-bin-path)/tessera"
+BIN="$(cd "$ROOT" && swift build --package-path Server -c release --scratch-path "$SCRATCH" --show-bin-path)/tessera"
 [ -x "$BIN" ] || die "no release binary at $BIN (run without --no-build)"
 
 OUT=${BENCH_OUT:-$(mktemp -d /tmp/tessera-bench.XXXXXX)}
@@ -108,7 +108,7 @@ echo "cpu: $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)"
 echo "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)   (anything well above 0 means another job shares the 2 cores)"
 echo "outputs: $OUT"
 if git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
-    echo "source: commit $(git -C "$ROOT" rev-parse --short HEAD), $(git -C "$ROOT" status --porcelain -- Sources Package.swift | wc -l) uncommitted changes under Sources/ and Package.swift; binary built $(date -u -r "$BIN" +%Y-%m-%dT%H:%MZ)"
+    echo "source: commit $(git -C "$ROOT" rev-parse --short HEAD), $(git -C "$ROOT" status --porcelain -- Sources Package.swift Server/Sources Server/Package.swift | wc -l) uncommitted changes under the two packages' sources and manifests; binary built $(date -u -r "$BIN" +%Y-%m-%dT%H:%MZ)"
 fi
 
 # ---------------------------------------------------------------------------

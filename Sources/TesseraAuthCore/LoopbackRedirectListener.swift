@@ -50,7 +50,8 @@ public final class LoopbackRedirectListener: Sendable {
         try self.init(callbackPath: callbackPath, port: port, pages: pages, headTimeout: .seconds(5))
     }
 
-    package init(callbackPath: String, port: UInt16, pages: Pages, headTimeout: Duration) throws {
+    /// `headTimeout`: how long a connection may take to send its request's head (tests lengthen it).
+    init(callbackPath: String, port: UInt16, pages: Pages, headTimeout: Duration) throws {
         precondition(callbackPath.hasPrefix("/"), "the callback path starts with /")
         self.callbackPath = callbackPath
         self.pages = pages

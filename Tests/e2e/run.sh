@@ -4,12 +4,12 @@
 # headless Chromium). Installs what it needs, idempotently, then runs pytest.
 #
 # Called from the repository root by scripts/test. Env:
-#   TESSERA_BIN       the binary to test (default .build/debug/tessera)
+#   TESSERA_BIN       the binary to test (default Server/.build/debug/tessera)
 #   E2E_PYTEST_ARGS   extra pytest arguments (e.g. "-k logout -x")
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-export TESSERA_BIN="${TESSERA_BIN:-.build/debug/tessera}"
+export TESSERA_BIN="${TESSERA_BIN:-Server/.build/debug/tessera}"
 case "$TESSERA_BIN" in /*) ;; *) TESSERA_BIN="$PWD/$TESSERA_BIN" ;; esac
 if [ ! -x "$TESSERA_BIN" ]; then
     echo "e2e: no executable at $TESSERA_BIN (build first, or set TESSERA_BIN)" >&2

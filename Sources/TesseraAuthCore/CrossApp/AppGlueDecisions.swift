@@ -46,8 +46,9 @@ public actor AppRedirectInbox {
     public init() {}
 
     /// Hands a URL the app received to the sign-in waiting for its redirect URI. False when no
-    /// sign-in waits for it: the app handles the URL itself (it is kept briefly in case a sign-in
-    /// starts waiting right after).
+    /// sign-in waits for it: the app handles the URL itself. The inbox still keeps the last
+    /// **four** such URLs (older ones are dropped), for a sign-in that starts waiting right after
+    /// its redirect arrived; ``next(for:timeout:)`` takes a kept one first.
     @discardableResult
     public func deliver(_ url: URL) -> Bool {
         if let index = waiting.firstIndex(where: { Self.matches(url, $0.prefix) }) {
@@ -59,7 +60,9 @@ public actor AppRedirectInbox {
     }
 
     /// Waits for the next URL at `redirectURI` (its query or fragment may follow), for at most
-    /// `timeout` seconds.
+    /// `timeout` seconds (default 300), and takes it: a kept unclaimed URL at `redirectURI` first.
+    /// - Throws: ``AuthError/Code/timeout`` when none comes in time; ``AuthError/Code/cancelled``
+    ///   when the waiting task is cancelled.
     public func next(for redirectURI: String, timeout: TimeInterval = 300) async throws -> URL {
         if let index = unclaimed.firstIndex(where: { Self.matches($0, redirectURI) }) { return unclaimed.remove(at: index) }
         let id = UUID().uuidString

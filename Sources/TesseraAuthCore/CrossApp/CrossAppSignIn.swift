@@ -38,9 +38,34 @@ extension OIDCClient {
 
 /// Opens a link only in the app that claims it (a universal link), never in the browser: on iOS
 /// `UIApplication.open(_:options: [.universalLinksOnly: true])` (TesseraAuth's
-/// `UniversalLinkOpener`). Returns false when no installed app claims the link.
+/// `UniversalLinkOpener`). Elsewhere, and in tests, ``ClosureAppLinkOpener`` wraps a closure.
 public protocol AppLinkOpener: Sendable {
+    /// Opens `url` in the app that claims it; false when no installed app claims it (nothing
+    /// opened: the sign-in then falls back to the browser, or ``OIDCClient/autoAuth(_:opener:appRedirect:)``
+    /// returns nil).
     func openInApp(_ url: URL) async -> Bool
+}
+
+/// An ``AppLinkOpener`` that calls a closure: for tests, and for platforms without universal
+/// links (Android glue, a desktop app handing the link to another process).
+///
+/// ```swift
+/// let opener = ClosureAppLinkOpener { url in
+///     await linksOpened.append(url)
+///     return true            // as if the authenticator app had opened it
+/// }
+/// ```
+public struct ClosureAppLinkOpener: AppLinkOpener {
+    private let open: @Sendable (URL) async -> Bool
+
+    /// - Parameter open: opens the link in the app that claims it; false when none does.
+    public init(_ open: @escaping @Sendable (URL) async -> Bool) {
+        self.open = open
+    }
+
+    public func openInApp(_ url: URL) async -> Bool {
+        await open(url)
+    }
 }
 
 extension OIDCClient {
@@ -138,7 +163,7 @@ public struct IncomingAuthorizationRequest: Sendable, Equatable {
 ///
 /// ```swift
 /// // In the app delegate, for a universal link:
-/// if let incoming = approver.request(from: url) {
+/// if let incoming = try await approver.request(from: url) {
 ///     let details = try await approver.details(of: incoming)     // show details.clientName, details.scopes
 ///     let back = try await approver.approve(incoming)            // or deny(incoming)
 ///     await UIApplication.shared.open(back)                      // back to the partner app, with the code

@@ -90,13 +90,20 @@ extension OIDCClient {
 
 extension AuthState {
     /// Saves the session's device session (Native SSO) to `shared`, the store the vendor's apps
-    /// share (a ``KeychainTokenStore`` with their keychain access group; a file on Linux). False
-    /// when the session has none (the sign-in did not ask for `device_sso`).
-    @discardableResult
-    public func shareDeviceSession(in shared: any TokenStore) async throws -> Bool {
-        guard let session = tokens?.deviceSession else { return false }
+    /// share (a ``KeychainTokenStore`` with their keychain access group; a ``FileTokenStore`` on
+    /// Linux and in macOS command-line programs).
+    ///
+    /// - Throws: ``AuthError/Code/notSignedIn`` when nobody is signed in;
+    ///   ``AuthError/Code/configuration`` when the sign-in brought no device secret: its request did
+    ///   not ask for the `device_sso` scope, or the client is in no device SSO group.
+    public func shareDeviceSession(in shared: any TokenStore) async throws {
+        guard let tokens else { throw AuthError(.notSignedIn, "nobody is signed in: there is no device session to share") }
+        guard let session = tokens.deviceSession else {
+            throw AuthError(.configuration, "the sign-in brought no device secret to share: ask for the device_sso scope "
+                                + "(makeRequest(scope: \"openid … device_sso\")), with a client the operator registered in a device "
+                                + "SSO group (--device-sso-group)")
+        }
         try await shared.save(session)
-        return true
     }
 
     /// Signs in from the device session in `shared`, if another app of the vendor left one there;

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Testing
 import TesseraAuth
+@testable import TesseraAuthCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

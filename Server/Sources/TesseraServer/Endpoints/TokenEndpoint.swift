@@ -25,7 +25,12 @@ struct TokenEndpoint {
         }
         // First-party apps (upstream identity tokens) and Native SSO groups exchange without registering the grant.
         guard client.grantTypes.contains(grantType) || (grantType == GrantType.tokenExchange && TokenExchangeGrant.allows(client)) else {
-            throw OAuthError(.unauthorizedClient, "This client is not allowed the grant type '\(grantType)'.")
+            guard grantType == GrantType.tokenExchange else {
+                throw OAuthError(.unauthorizedClient, "This client is not allowed the grant type '\(grantType)'.")
+            }
+            throw OAuthError(.unauthorizedClient, "This client is not allowed the grant type '\(grantType)': Native SSO is for the "
+                                + "clients of a device SSO group (tessera clients update --device-sso-group), the exchange of an "
+                                + "upstream identity token for first-party clients (--first-party).")
         }
         // No language: /token's grants send no mail.
         do {

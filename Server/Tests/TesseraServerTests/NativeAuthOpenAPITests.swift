@@ -5,11 +5,11 @@ import TesseraCore
 @testable import TesseraNode
 @testable import TesseraDomain
 @testable import TesseraSQL
+import TesseraTestSupport
 
 /// docs/native-auth.openapi.json, read from the package.
 func openAPIDocumentFile() throws -> [String: JSONValue] {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    let data = try Data(contentsOf: root.appendingPathComponent("docs/native-auth.openapi.json"))
+    let data = try Data(contentsOf: Documents.root.appendingPathComponent("docs/native-auth.openapi.json"))
     return try JSONDecoder().decode([String: JSONValue].self, from: data)
 }
 

@@ -2,8 +2,9 @@ import Foundation
 
 /// The package's documents, for the tests that hold a generated table to its source.
 package enum Documents {
-    /// The package's root folder.
+    /// The repository's root folder (the server's package is its `Server/` folder).
     package static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     /// The text of `path` (e.g. `docs/admin.md`) between `<!-- NAME:begin … -->` and
     /// `<!-- NAME:end -->`; nil when the markers are missing.

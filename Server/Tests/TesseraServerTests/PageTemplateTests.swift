@@ -11,7 +11,7 @@ import TesseraDomain
 struct PageTemplateTests {
     @Test("every template in Resources/pages is compiled in and parses")
     func everyTemplateIsCompiledIn() throws {
-        let folder = Documents.root.appendingPathComponent("Sources/TesseraServer/Resources/pages")
+        let folder = Documents.root.appendingPathComponent("Server/Sources/TesseraServer/Resources/pages")
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".mustache") }
         #expect(!files.isEmpty)
         #expect(Set(files.map { String($0.dropLast(".mustache".count)) }) == Set(Templates.all.keys))

@@ -130,7 +130,7 @@ extension Setting {
                   + "built-in one's colours are CSS variables (`--accent`, `--bg`, `--card`, `--text`…) to override"),
         .text("pages-dir", \.branding.pagesDirectory, "A folder of page templates that replace the built-in ones.",
               details: "a folder whose `NAME.mustache` files replace the built-in page templates of that name "
-                  + "(`login.mustache`, `header.mustache`…; start from a copy of `Sources/TesseraServer/Resources/pages`); "
+                  + "(`login.mustache`, `header.mustache`…; start from a copy of `Server/Sources/TesseraServer/Resources/pages`); "
                   + "read at start: an unknown name or a template that doesn't compile stops the start with the reason"),
         .text("mail-dir", \.branding.mailDirectory, "A folder of email templates that replace the built-in ones.",
               details: "a folder whose `mail-header.html` and `mail-footer.html` replace the emails' layout, and whose "

@@ -7,12 +7,11 @@ import TesseraDomain
 import TesseraServer
 import TesseraNode
 
-/// iOS's universal-link opening, stood in for: with an "installed" authenticator app the link is
-/// handed to it (a task, as iOS switches apps) and true returned; without one, false.
-struct StandInOpener: AppLinkOpener {
-    let app: (@Sendable (URL) async -> Void)?
-
-    func openInApp(_ url: URL) async -> Bool {
+/// iOS's universal-link opening, stood in for by the SDK's closure opener: with an "installed"
+/// authenticator app the link is handed to it (a task, as iOS switches apps) and true returned;
+/// without one, false.
+func standInOpener(app: (@Sendable (URL) async -> Void)?) -> ClosureAppLinkOpener {
+    ClosureAppLinkOpener { url in
         guard let app else { return false }
         Task { await app(url) }
         return true
@@ -72,7 +71,7 @@ struct CrossAppTests {
             let approver = AuthorizationApprover(state: try await bankSession(live))
             let inbox = AppRedirectInbox()
             let shown = Mutex<AuthorizationDetails?>(nil)
-            let authenticatorApp = StandInOpener { url in
+            let authenticatorApp = standInOpener { url in
                 do {
                     guard let incoming = try await approver.request(from: url) else { return }
                     let details = try await approver.details(of: incoming)
@@ -103,7 +102,7 @@ struct CrossAppTests {
         try await withLiveProvider { live in
             try await registerCrossAppClients(live.provider)
             let shop = live.client("shop", secret: nil, redirectURI: partnerShopRedirect)
-            let notInstalled = StandInOpener(app: nil)
+            let notInstalled = standInOpener(app: nil)
             let result = try await shop.auth(with: shop.makeRequest(), opener: notInstalled, appRedirect: { throw AuthError(.cancelled, "unused") },
                                              webFallback: live.browser)
             #expect(result.user?.email == aliceEmail)
@@ -185,11 +184,38 @@ struct CrossAppTests {
             let shared = MemoryTokenStore()
             let mail = AuthState(client: live.client("mail", secret: nil, redirectURI: mailRedirect))
             try await mail.signIn(using: live.browser, request: mail.client.makeRequest(scope: "openid email offline_access device_sso"))
-            #expect(try await mail.shareDeviceSession(in: shared))
+            try await mail.shareDeviceSession(in: shared)
             let sibling = AuthState(client: live.client("vault", secret: nil, redirectURI: calendarRedirect))
             await #expect { _ = try await sibling.signIn(fromDeviceSessionIn: shared) } throws: { error in
                 let oauth = (error as? AuthError)?.oauthError
                 return oauth?.code == .invalidGrant && oauth?.errorDescription?.contains("second factor") == true
+            }
+        }
+    }
+
+    @Test("Native SSO set up wrong says what is missing: a sign-in without device_sso has nothing to share; an app outside every group is pointed to --device-sso-group")
+    func nativeSSOMisconfigured() async throws {
+        try await withLiveProvider { live in
+            try await registerCrossAppClients(live.provider)
+            let shared = MemoryTokenStore()
+            let calendar = AuthState(client: live.client("calendar", secret: nil, redirectURI: calendarRedirect))
+            await #expect { try await calendar.shareDeviceSession(in: shared) } throws: { error in
+                (error as? AuthError)?.code == .notSignedIn
+            }
+            try await calendar.signIn(using: live.browser, request: calendar.client.makeRequest(scope: "openid email offline_access"))
+            await #expect { try await calendar.shareDeviceSession(in: shared) } throws: { error in
+                let error = error as? AuthError
+                return error?.code == .configuration && error?.reason.contains("device_sso scope") == true
+            }
+            #expect(try await shared.load() == nil)
+
+            let mail = AuthState(client: live.client("mail", secret: nil, redirectURI: mailRedirect))
+            try await mail.signIn(using: live.browser, request: mail.client.makeRequest(scope: "openid email offline_access device_sso"))
+            try await mail.shareDeviceSession(in: shared)
+            let shop = AuthState(client: live.client("shop", secret: nil, redirectURI: partnerShopRedirect))
+            await #expect { _ = try await shop.signIn(fromDeviceSessionIn: shared, scope: "openid") } throws: { error in
+                let oauth = (error as? AuthError)?.oauthError
+                return oauth?.code == .unauthorizedClient && oauth?.errorDescription?.contains("--device-sso-group") == true
             }
         }
     }
@@ -203,7 +229,7 @@ struct CrossAppTests {
             let mailClient = mail.client
             try await mail.signIn(using: live.browser,
                                   request: mailClient.makeRequest(scope: "openid profile email offline_access device_sso"))
-            #expect(try await mail.shareDeviceSession(in: shared))
+            try await mail.shareDeviceSession(in: shared)
             let session = try #require(try await shared.load())
             #expect(session.refreshToken == nil && session.accessToken.isEmpty && session.deviceSecret != nil)
 
