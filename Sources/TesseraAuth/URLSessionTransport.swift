@@ -4,7 +4,7 @@ import FoundationNetworking
 #endif
 import TesseraAuthCore
 
-/// ``HTTPTransport`` over `URLSession` (FoundationNetworking on Linux).
+/// `HTTPTransport` over `URLSession` (FoundationNetworking on Linux).
 ///
 /// Every request bypasses the URL cache and the cookie store: the SDK caches discovery and keys
 /// itself and must see a rotated JWKS when it asks again, and the provider's endpoints for apps

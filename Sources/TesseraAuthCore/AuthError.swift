@@ -14,7 +14,7 @@ import TesseraCore
 /// ```
 ///
 /// A protocol error (`error=access_denied` on the redirect, `invalid_grant` from the token
-/// endpoint, ...) has the code ``Code/oauth`` and carries the provider's ``OAuthError`` in
+/// endpoint, ...) has the code ``Code/oauth`` and carries the provider's `OAuthError` in
 /// ``oauthError``, whose `code` is the wire string (RFC 6749 §4.1.2.1, §5.2).
 public struct AuthError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What kind of failure this is. A struct over a private enum so that cases can be added

@@ -6,7 +6,7 @@ import TesseraCore
 ///
 /// Mirrors Sber ID's `SIDAuthResponse` (`state`, `authCode`, `error`, `isSuccess`, `nonce`).
 /// Reading a URL checks nothing (``init(url:)``, like the seed's `getResponseFrom`); checking it
-/// against the request is a separate, required step (``init(url:request:expectedIssuer:)`` or
+/// against the request is a separate, required step (``init(url:request:expectedIssuer:requireIssuer:)`` or
 /// ``validate(against:expectedIssuer:requireIssuer:)``).
 public struct AuthResponse: Sendable, Equatable {
     /// The redirect URL as received.
@@ -33,7 +33,7 @@ public struct AuthResponse: Sendable, Equatable {
     /// only a validated response may be trusted.
     public var isSuccess: Bool { authCode != nil && error == nil }
 
-    /// The ``error`` as an ``OAuthError`` (with its description), if the answer is an error.
+    /// The ``error`` as an `OAuthError` (with its description), if the answer is an error.
     public var oauthError: OAuthError? {
         error.map { OAuthError(OAuthError.Code(rawValue: $0), errorDescription) }
     }

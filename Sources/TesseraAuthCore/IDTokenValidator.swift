@@ -31,6 +31,7 @@ public struct IDTokenValidator: Sendable {
     /// Validates `raw` and returns its claims.
     ///
     /// - Parameters:
+    ///   - raw: the ID token as received (a compact JWS).
     ///   - keys: the provider's verification keys (its JWKS).
     ///   - nonce: the authorization request's nonce; when given, the token must carry it (§3.1.3.7 item 11).
     ///   - accessToken: the access token issued with the ID token; when given and the token has

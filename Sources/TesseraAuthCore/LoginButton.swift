@@ -45,7 +45,10 @@ public struct LoginButton: Sendable, Equatable {
 
     /// The language of the texts: Russian or English, Russian for any other language (seed 002).
     public enum Language: String, Sendable, CaseIterable {
-        case ru, en
+        /// Russian, the seed's default.
+        case ru
+        /// English.
+        case en
 
         /// The language for a locale or language tag (`en-GB`, `en_US`, `ru`); Russian unless it is English.
         public init(localeIdentifier: String) {

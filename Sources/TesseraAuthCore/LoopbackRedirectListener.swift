@@ -45,7 +45,10 @@ public final class LoopbackRedirectListener: Sendable {
     }
 
     /// Binds `127.0.0.1` on `port` (0: an ephemeral port) and starts listening.
-    /// - Parameter callbackPath: the path of ``redirectURI``, starting with `/`.
+    /// - Parameters:
+    ///   - callbackPath: the path of ``redirectURI``, starting with `/`.
+    ///   - port: the port to bind; 0 (the default) lets the system choose one.
+    ///   - pages: what the browser shows after the redirect (success and failure pages).
     public convenience init(callbackPath: String = "/callback", port: UInt16 = 0, pages: Pages = Pages()) throws {
         try self.init(callbackPath: callbackPath, port: port, pages: pages, headTimeout: .seconds(5))
     }

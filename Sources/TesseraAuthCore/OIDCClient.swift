@@ -71,7 +71,9 @@ public final class OIDCClient: Sendable {
 
     /// How `revoke` describes the token (RFC 7009 §2.1).
     public enum TokenTypeHint: String, Sendable {
+        /// An access token.
         case accessToken = "access_token"
+        /// A refresh token: revoking it ends its whole grant at Tessera.
         case refreshToken = "refresh_token"
         /// A Native SSO device secret: revoking it ends the device session for every app of the group.
         case deviceSecret = "device_secret"
@@ -85,6 +87,7 @@ public final class OIDCClient: Sendable {
     private let keys: KeyCache
 
     /// - Parameters:
+    ///   - configuration: the provider's issuer, the client's ID, redirect URI and scopes.
     ///   - transport: how HTTP is sent (`TesseraAuth`'s initialiser without it uses `URLSessionTransport`).
     ///   - now: the clock, injectable so expiry can be tested without waiting.
     public init(configuration: Configuration, transport: any HTTPTransport,

@@ -53,7 +53,7 @@ public struct TokenSet: Sendable, Equatable, Codable {
 
     /// What the vendor's other apps need to sign in (Native SSO): the ID token and the device
     /// secret, without this app's access and refresh tokens. Save it in the store the apps share
-    /// (a ``KeychainTokenStore`` with their keychain access group); nil without a device secret.
+    /// (a `KeychainTokenStore` with their keychain access group); nil without a device secret.
     public var deviceSession: TokenSet? {
         guard let deviceSecret, let idToken else { return nil }
         var session = TokenSet(accessToken: "", idToken: idToken, issuer: issuer, clientID: clientID)

@@ -10,7 +10,7 @@ import Darwin
 /// Where a session's tokens are kept between launches.
 ///
 /// Refresh tokens are long-lived credentials: keep them where only the user (and only this
-/// app) can read them — ``KeychainTokenStore`` on Apple platforms, ``FileTokenStore`` (mode 0600)
+/// app) can read them — `KeychainTokenStore` on Apple platforms, ``FileTokenStore`` (mode 0600)
 /// on Linux. ``AuthState`` writes after every sign-in and refresh and removes on sign-out.
 public protocol TokenStore: Sendable {
     /// The stored tokens, or `nil` when there are none.

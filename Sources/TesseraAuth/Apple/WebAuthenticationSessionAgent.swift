@@ -3,7 +3,7 @@ import AuthenticationServices
 import Foundation
 import TesseraAuthCore
 
-/// The system browser sheet as an ``ExternalUserAgent``: `ASWebAuthenticationSession` (iOS 15,
+/// The system browser sheet as an `ExternalUserAgent`: `ASWebAuthenticationSession` (iOS 15,
 /// macOS 12 and later), the user agent RFC 8252 asks native apps to use. Every decision is in
 /// ``WebAuthenticationCallback``; this file only calls Apple's API.
 ///

@@ -87,7 +87,7 @@ public struct AccountClient: Sendable {
     ///
     /// - Parameters:
     ///   - current: the current password. It may be `nil` when the account has none
-    ///     (``AccountProfile/hasPassword``) or the sign-in is recent.
+    ///     (`AccountProfile.hasPassword`) or the sign-in is recent.
     ///   - new: the new password, checked against the server's policy.
     /// - Throws: ``AccountError/Code/wrongPassword``, ``AccountError/Code/passwordThrottled``,
     ///   ``AccountError/Code/passwordTooWeak`` (the reason in ``AccountError/reason``), or
@@ -119,8 +119,8 @@ public struct AccountClient: Sendable {
     /// An address that has an account of its own gets a notice instead of a code, and the answer
     /// is the same (no code then matches): the form tells nobody which addresses have accounts.
     ///
-    /// - Returns: the waiting change: ``AccountEmailChangeStarted/changeID`` goes back with the
-    ///   code; ``AccountEmailChangeStarted/target`` is the address masked, to show ("we sent a
+    /// - Returns: the waiting change: `AccountEmailChangeStarted.changeID` goes back with the
+    ///   code; `AccountEmailChangeStarted.target` is the address masked, to show ("we sent a
     ///   code to a***e@e*****e.com"); the code's length and its lifetime in seconds.
     /// - Throws: ``AccountError/Code/invalidAddress`` when `newEmail` is not an address or is the
     ///   account's own; ``AccountError/Code/insufficientUserAuthentication`` when the sign-in is
@@ -140,7 +140,7 @@ public struct AccountClient: Sendable {
     /// start already asked for one. The ID token the app holds still names the old address.
     ///
     /// - Parameters:
-    ///   - id: the change's ``AccountEmailChangeStarted/changeID``.
+    ///   - id: the change's `AccountEmailChangeStarted.changeID`.
     ///   - code: the code as the user typed it (spaces around it are ignored).
     /// - Returns: the account after the change.
     /// - Throws: ``AccountError/Code/wrongCode`` (``AccountError/reason`` says how many tries are

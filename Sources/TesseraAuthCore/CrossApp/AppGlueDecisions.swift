@@ -43,6 +43,7 @@ public actor AppRedirectInbox {
     private var waiting: [(prefix: String, continuation: CheckedContinuation<URL, any Error>)] = []
     private var unclaimed: [URL] = []
 
+    /// An empty inbox; keep one for the app's lifetime.
     public init() {}
 
     /// Hands a URL the app received to the sign-in waiting for its redirect URI. False when no

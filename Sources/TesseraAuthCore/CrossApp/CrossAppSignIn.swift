@@ -5,6 +5,7 @@ import TesseraCore
 public struct PushedAuthorizationRequest: Sendable, Equatable {
     /// `request_uri`: works once, for ``expiresIn`` seconds, for this client only.
     public var requestURI: String
+    /// Seconds until ``requestURI`` expires (`expires_in`).
     public var expiresIn: Int
     /// The link to open: the authorization endpoint with `client_id` and `request_uri` only. When
     /// the operator's authenticator app is installed it claims this link (a universal link);
@@ -74,9 +75,12 @@ extension OIDCClient {
     /// otherwise in `webFallback` (the provider's sign-in page in `ASWebAuthenticationSession`).
     ///
     /// - Parameters:
+    ///   - request: the sign-in request (``makeRequest(scope:redirectURI:ssoBaseURL:additionalParameters:)``), pushed first.
+    ///   - opener: opens the request's link in the authenticator app only (`UniversalLinkOpener` on
+    ///     iOS; ``ClosureAppLinkOpener`` elsewhere).
     ///   - appRedirect: waits for the redirect the authenticator app sends back to this app (the
     ///     URL the app delegate receives); called only when the app link opened.
-    ///   - webFallback: the browser when no app claims the link; nil makes this ``autoAuth`` and
+    ///   - webFallback: the browser when no app claims the link; nil makes this ``autoAuth(_:opener:appRedirect:)`` and
     ///     throws ``AuthError/Code/cancelled`` instead.
     public func auth(with request: AuthRequest, opener: any AppLinkOpener, appRedirect: @Sendable () async throws -> URL,
                      webFallback: (any ExternalUserAgent)?) async throws -> AuthorizationResult {
@@ -106,7 +110,9 @@ extension OIDCClient {
 
 /// What a partner app's pushed request asks for, as the authenticator app shows it.
 public struct AuthorizationDetails: Sendable, Equatable {
+    /// One scope of the request, described for the person.
     public struct Scope: Sendable, Equatable {
+        /// The scope's name (`email`, `passport`, …).
         public var scope: String
         /// In the request's language (or the app's `Accept-Language`).
         public var description: String
@@ -116,21 +122,31 @@ public struct AuthorizationDetails: Sendable, Equatable {
         public var consentRequired: Bool
     }
 
+    /// The partner app's client ID.
     public var clientID: String
     /// The partner app's name.
     public var clientName: String
+    /// The scopes asked for, space-separated, as in the request.
     public var scope: String
+    /// The same scopes, each described for the person.
     public var scopes: [Scope]
+    /// Where the partner app receives the answer (``AuthorizationApprover/approve(_:)`` returns it with the code).
     public var redirectURI: String
+    /// The request's `prompt` (`login`, `consent`…), if any.
     public var prompt: String?
+    /// The request's `max_age` in seconds: how recent the person's sign-in must be.
     public var maxAge: Int?
+    /// The request's `login_hint`: who the partner expects to be signed in.
     public var loginHint: String?
+    /// Some scope needs the person's consent first: show the scopes and ask.
     public var consentRequired: Bool
     /// The app's sign-in is too old for the request: sign the person in again, then approve.
     public var reauthenticationRequired: Bool
+    /// Seconds until the pushed request expires: approve or deny before.
     public var expiresIn: Int
     /// Who is signed in to the authenticator app.
     public var userEmail: String
+    /// The language the descriptions are in (`en`, `ru`).
     public var language: String
 
     /// The answer as the server wrote it (`AuthorizationDetailsAnswer`).
@@ -153,7 +169,9 @@ public struct AuthorizationDetails: Sendable, Equatable {
 
 /// A partner app's request that opened the authenticator app (the universal link).
 public struct IncomingAuthorizationRequest: Sendable, Equatable {
+    /// The partner app's client ID.
     public var clientID: String
+    /// The pushed request's `request_uri`.
     public var requestURI: String
 }
 

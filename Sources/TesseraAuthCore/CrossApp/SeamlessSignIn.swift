@@ -90,7 +90,7 @@ extension OIDCClient {
 
 extension AuthState {
     /// Saves the session's device session (Native SSO) to `shared`, the store the vendor's apps
-    /// share (a ``KeychainTokenStore`` with their keychain access group; a ``FileTokenStore`` on
+    /// share (a `KeychainTokenStore` with their keychain access group; a ``FileTokenStore`` on
     /// Linux and in macOS command-line programs).
     ///
     /// - Throws: ``AuthError/Code/notSignedIn`` when nobody is signed in;

@@ -48,6 +48,7 @@ public struct ActionCodeSettings: Sendable, Equatable {
     /// Names the Android app that should open the link.
     ///
     /// - Parameters:
+    ///   - packageName: the Android app's package name (`com.example.app`).
     ///   - installIfNotAvailable: offer installing the app when the device lacks it.
     ///   - minimumVersion: the lowest app version that handles the link.
     public mutating func setAndroidPackageName(_ packageName: String, installIfNotAvailable: Bool, minimumVersion: String?) {

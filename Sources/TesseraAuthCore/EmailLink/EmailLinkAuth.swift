@@ -40,6 +40,8 @@ public final class EmailLinkAuth: Sendable {
     /// Email links for the first-party client `clientID` at `issuer`.
     ///
     /// - Parameters:
+    ///   - issuer: the provider's issuer URL (its discovery document is under it).
+    ///   - clientID: the app's client ID, registered `--first-party`.
     ///   - scopes: what sign-ins ask for unless they say otherwise.
     ///   - pendingEmails: where to remember the address a link was sent to.
     ///   - transport: how HTTP is sent (`TesseraAuth`'s initialiser without it uses `URLSessionTransport`).
@@ -69,6 +71,7 @@ public final class EmailLinkAuth: Sendable {
     /// creates it. Failing to remember the address does not fail the call (the link is sent).
     ///
     /// - Parameters:
+    ///   - email: the address to send the link to.
     ///   - actionCodeSettings: where the link leads back and which apps open it.
     ///   - languageCode: the email's language (`ui_locales`: `en`, `ru`); the device's
     ///     `Accept-Language` otherwise. Firebase's `Auth.languageCode`.

@@ -12,7 +12,7 @@ import Darwin
 /// sign-in without asking for the address again; on another device it must ask.
 ///
 /// Give one to ``EmailLinkAuth``: it saves the address when a link is sent and forgets it
-/// after a sign-in with it. ``UserDefaultsPendingEmailStore`` on Apple platforms (what the seed
+/// after a sign-in with it. `UserDefaultsPendingEmailStore` on Apple platforms (what the seed
 /// does by hand), ``FilePendingEmailStore`` on Linux, ``MemoryPendingEmailStore`` in tests.
 public protocol PendingEmailStore: Sendable {
     /// The remembered address, or `nil`.

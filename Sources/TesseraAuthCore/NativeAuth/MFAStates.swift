@@ -19,6 +19,7 @@ public struct AuthMethod: Sendable, Equatable, Hashable {
     /// Where the code is: ``NativeAuthChannelType/authenticatorApp`` or ``NativeAuthChannelType/recoveryCode``.
     public let channelTargetType: NativeAuthChannelType
 
+    /// A method as `/oauth2/v2.0/introspect` lists it (tests and previews make their own).
     public init(id: String, challengeType: String = "oob", loginHint: String, channelTargetType: NativeAuthChannelType) {
         self.id = id
         self.challengeType = challengeType
@@ -43,6 +44,7 @@ extension NativeAuthChannelType {
 public enum MFAGetAuthMethodsResult: Sendable {
     /// The methods to choose from, and the state that chooses (or takes a code right away).
     case selectionRequired([AuthMethod], newState: MFARequiredState)
+    /// The server refused or could not be reached; `newState`, when there is one, tries again.
     case error(MFAError, newState: MFARequiredState?)
 }
 
@@ -50,6 +52,7 @@ public enum MFAGetAuthMethodsResult: Sendable {
 public enum MFARequestChallengeResult: Sendable {
     /// The chosen method's code is next: `codeLength` characters, from `channel`.
     case verificationRequired(AwaitingMFAState, channel: NativeAuthChannelType, codeLength: Int)
+    /// The server refused or could not be reached; `newState`, when there is one, tries again.
     case error(MFAError, newState: MFARequiredState?)
 }
 

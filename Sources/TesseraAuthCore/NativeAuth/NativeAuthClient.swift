@@ -79,6 +79,8 @@ public final class NativeAuthClient: Sendable {
     /// A client of `clientID` at `issuer`.
     ///
     /// - Parameters:
+    ///   - issuer: the provider's issuer URL (its discovery document is under it).
+    ///   - clientID: the app's client ID, registered `--first-party`.
     ///   - challengeTypes: what the app's screens handle; `[.oob, .password, .redirect]` by default.
     ///   - scopes: what sign-ins ask for unless they say otherwise.
     ///   - transport: how HTTP is sent (`TesseraAuth`'s initialiser without it uses `URLSessionTransport`).
@@ -106,11 +108,12 @@ public final class NativeAuthClient: Sendable {
     /// Starts a sign-up for `username` (an email address): the server sends a code to it.
     ///
     /// - Parameters:
+    ///   - username: the email address of the new account.
     ///   - password: the password for the account, when the app asks for it up front;
     ///     checked against the server's policy here (``SignUpStartError/isInvalidPassword``).
     ///   - attributes: profile attributes by their configured names (`given_name`, `city`, ...);
     ///     names the server doesn't collect are ignored, invalid values give
-    ///     ``SignUpStartError/isAttributesInvalid`` with ``NativeAuthStepError/invalidAttributes``.
+    ///     ``SignUpStartError/isAttributesInvalid`` with the refused names in ``NativeAuthFailure/invalidAttributes``.
     /// - Returns: normally ``SignUpStartResult/codeRequired(_:sentTo:channel:codeLength:)``.
     public func signUp(username: String, password: String? = nil, attributes: [String: JSONValue] = [:]) async -> SignUpStartResult {
         do {
@@ -134,7 +137,10 @@ public final class NativeAuthClient: Sendable {
     /// with a password when the app handles passwords, ``SignInStartResult/passwordRequired(_:)``.
     /// A configuration with `challengeTypes: [.oob, .redirect]` always signs in by code.
     ///
-    /// - Parameter scopes: what to ask for; the configuration's scopes when nil.
+    /// - Parameters:
+    ///   - username: the account's email address.
+    ///   - password: the password, when the app's screen asked for it up front.
+    ///   - scopes: what to ask for; the configuration's scopes when nil.
     public func signIn(username: String, password: String? = nil, scopes: [String]? = nil) async -> SignInStartResult {
         let context = FlowContext(client: self, username: username, scopes: scopes ?? configuration.scopes)
         do {

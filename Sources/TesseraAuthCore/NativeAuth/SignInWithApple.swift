@@ -11,9 +11,11 @@ public struct AppleIDCredential: Sendable, Equatable {
     public var authorizationCode: String?
     /// The nonce the app generated, before hashing it into the request (see ``AppleSignInNonce``).
     public var rawNonce: String
-    /// `fullName` and `email`: Apple gives them only on the first authorization.
+    /// `fullName.givenName`: Apple gives the name and the address only on the first authorization.
     public var givenName: String?
+    /// `fullName.familyName` (first authorization only).
     public var familyName: String?
+    /// `email` (first authorization only; a private relay address when the person hid theirs).
     public var email: String?
 
     /// The credential of one Sign in with Apple.
@@ -44,7 +46,9 @@ public struct AppleIDCredential: Sendable, Equatable {
 /// hex) in `ASAuthorizationAppleIDRequest.nonce`, as Apple recommends; Tessera checks the
 /// identity token's `nonce` against the hash of `raw`.
 public struct AppleSignInNonce: Sendable, Equatable {
+    /// The nonce itself: kept by the app, sent to Tessera with the identity token.
     public let raw: String
+    /// SHA-256 of ``raw``, hex: what goes in Apple's request.
     public let hashed: String
 
     /// A fresh random nonce.

@@ -6,7 +6,7 @@ import Foundation
 
 /// An admin API error as RFC 9457 problem details (`Problem`): `type` names the kind of
 /// problem (`urn:tessera:problem:SLUG`, listed in docs/admin.md), `detail` says what to do
-/// about this one. Thrown by every ``AdminOperations`` implementation, in process or over HTTP.
+/// about this one. Thrown by every `AdminOperations` (the server's) implementation, in process or over HTTP.
 public struct AdminProblem: Error, Codable, Sendable, Equatable, CustomStringConvertible {
     public static let typePrefix = "urn:tessera:problem:"
 
