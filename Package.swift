@@ -45,6 +45,9 @@ let package = Package(
             dependencies: ["TesseraAuthCore"]
         ),
         .testTarget(name: "TesseraCoreTests", dependencies: ["TesseraCore"]),
+        // The SDK's own tests, without a server (the SDK against a running provider is tested in
+        // the server's package, Server/Tests/TesseraAuthIntegrationTests).
+        .testTarget(name: "TesseraAuthTests", dependencies: ["TesseraAuth", "TesseraAuthCore", "TesseraCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

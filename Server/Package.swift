@@ -299,7 +299,7 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "TesseraAuthTests",
+            name: "TesseraAuthIntegrationTests",
             dependencies: [
                 .product(name: "TesseraAuth", package: "tessera"),
                 .product(name: "TesseraAuthCore", package: "tessera"),

@@ -255,30 +255,6 @@ final class NoRedirects: NSObject, URLSessionTaskDelegate, Sendable {
     }
 }
 
-/// An ES256 key and an ID token signer for unit tests of validation.
-struct TestSigner {
-    let key: JWSSigningKey
-    let issuer = "https://id.example.com"
-    let clientID = "app"
-
-    init(kid: String = "k1") throws { key = try JWSSigningKey.generate(.es256, kid: kid) }
-
-    /// Claims of a valid ID token issued `now`.
-    func claims(now: Date = Date(), nonce: String? = "n-1", extra: [String: JSONValue] = [:]) -> [String: JSONValue] {
-        var claims: [String: JSONValue] = [
-            "iss": .string(issuer), "sub": "user-1", "aud": .string(clientID), "azp": .string(clientID),
-            "iat": .int(Int64(now.timeIntervalSince1970)), "exp": .int(Int64(now.timeIntervalSince1970) + 600),
-        ]
-        if let nonce { claims["nonce"] = .string(nonce) }
-        claims.merge(extra) { _, new in new }
-        return claims
-    }
-
-    func sign(_ claims: [String: JSONValue]) throws -> String { try JWT.sign(claims, with: key) }
-
-    var validator: IDTokenValidator { IDTokenValidator(issuer: issuer, clientID: clientID, allowedAlgorithms: [.es256]) }
-}
-
 /// The POSIX permission bits of a file.
 func permissions(_ path: String) -> Int {
     var info = stat()
@@ -286,19 +262,20 @@ func permissions(_ path: String) -> Int {
     return Int(info.st_mode) & 0o777
 }
 
-/// A TCP connection to 127.0.0.1:`port` that sends nothing, like a browser's speculative one.
-func openIdleConnection(port: UInt16) -> Int32 {
-    #if canImport(Darwin)
-    let fd = socket(AF_INET, SOCK_STREAM, 0)
-    #else
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    #endif
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = port.bigEndian
-    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-    _ = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    return fd
+// Also in the SDK package's tests (Tests/TesseraAuthTests): test code doesn't cross packages.
+
+/// A folder under the system's temporary one that doesn't exist yet.
+func temporaryDirectory() -> URL {
+    FileManager.default.temporaryDirectory.appendingPathComponent("tessera-auth-\(UUID().uuidString)", isDirectory: true)
+}
+
+/// Tokens to store: nothing reads them as tokens.
+let sampleTokens = TokenSet(accessToken: "at-1", expiresAt: Date(timeIntervalSince1970: 1_800_000_900), refreshToken: "rt-1",
+                            idToken: "id.token.here", scope: "openid email", issuer: "https://id.example.com", clientID: "app")
+
+/// A URL's query as a dictionary, `+` read as a space.
+func queryItems(_ url: URL) -> [String: String] {
+    Dictionary(URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.map {
+        ($0.name, $0.value?.replacingOccurrences(of: "+", with: " ") ?? "")
+    } ?? [], uniquingKeysWith: { _, last in last })
 }

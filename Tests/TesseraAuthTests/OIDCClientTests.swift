@@ -1,14 +1,14 @@
 import Foundation
-import Synchronization
 import Testing
 import TesseraAuth
+@testable import TesseraAuthCore
 import TesseraCore
 
 /// A provider that exists only as canned answers, for the client's edge cases.
 final class StubTransport: HTTPTransport {
     let issuer = "https://id.example.com"
-    private let answers = Mutex<[String: HTTPTransportResponse]>([:])
-    private let sent = Mutex<[HTTPTransportRequest]>([])
+    private let answers = Locked<[String: HTTPTransportResponse]>([:])
+    private let sent = Locked<[HTTPTransportRequest]>([])
 
     init() {
         var metadata = ProviderMetadata(issuer: issuer, authorizationEndpoint: issuer + "/authorize", tokenEndpoint: issuer + "/token",
