@@ -3,8 +3,8 @@ its own depending on the repository's root package — and run against the relea
 native sign-in, a refresh, Native SSO between two apps of a vendor, and a partner's sign-in
 approved in the operator's authenticator app. So the code the docs show compiles and works.
 
-scripts/test builds it (`swift build --package-path Examples/CommandLine`) before the e2e suite;
-TESSERA_EXAMPLE_BIN points at another build."""
+scripts/test builds it (`swift build --package-path Examples/CommandLine --scratch-path .build`) before the e2e suite
+and sets TESSERA_EXAMPLE_BIN to it; without it, the example's own build folder is used."""
 
 import os
 import subprocess
