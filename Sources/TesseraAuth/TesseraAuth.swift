@@ -1,4 +1,7 @@
 @_exported import TesseraAuthCore
+// The wire types the SDK's API speaks (PasskeyAssertion, JSONValue, OAuthError…): an app writes
+// `import TesseraAuth` and nothing else.
+@_exported import TesseraCore
 import Foundation
 
 // The SDK for apps: everything of `TesseraAuthCore` (re-exported, so `import TesseraAuth` is all an
