@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "TesseraAuthCore", targets: ["TesseraAuthCore"]),
         // The wire vocabulary (JOSE, OAuth forms, the claim catalogue) the SDK and the server share.
         .library(name: "TesseraCore", targets: ["TesseraCore"]),
+        // For teams moving from MSAL's native auth: its delegates and names over TesseraAuth.
+        .library(name: "TesseraAuthMSAL", targets: ["TesseraAuthMSAL"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
@@ -43,6 +45,12 @@ let package = Package(
         .target(
             name: "TesseraAuth",
             dependencies: ["TesseraAuthCore"]
+        ),
+        // MSAL native auth's shape (delegates, MSAL-prefixed names) over TesseraAuth: a team moving
+        // from MSAL changes `import MSAL` to `import TesseraAuthMSAL`.
+        .target(
+            name: "TesseraAuthMSAL",
+            dependencies: ["TesseraAuth", "TesseraAuthCore", "TesseraCore"]
         ),
         .testTarget(name: "TesseraCoreTests", dependencies: ["TesseraCore"]),
         // The SDK's own tests, without a server (the SDK against a running provider is tested in

@@ -303,6 +303,7 @@ let package = Package(
             dependencies: [
                 .product(name: "TesseraAuth", package: "tessera"),
                 .product(name: "TesseraAuthCore", package: "tessera"),
+                .product(name: "TesseraAuthMSAL", package: "tessera"),
                 .product(name: "TesseraCore", package: "tessera"),
                 "TesseraDomain",
                 "TesseraNode",

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TesseraAuth
+import TesseraAuthMSAL
 import TesseraCore
 import TesseraServer
 import TesseraNode

@@ -7,6 +7,7 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 import TesseraAuth
+import TesseraAuthMSAL
 import TesseraCore
 import TesseraServer
 import TesseraNode

@@ -369,9 +369,6 @@ public struct NativeAuthChannelType: RawRepresentable, Hashable, Sendable, Custo
     public var description: String { rawValue }
 }
 
-/// MSAL's name for ``NativeAuthChannelType``.
-public typealias MSALNativeAuthChannelType = NativeAuthChannelType
-
 /// The native API's endpoints by their discovery names.
 public struct NativeAuthEndpoints: Sendable, Equatable {
     /// An endpoint's name in discovery (`native_authentication_endpoints` members).

@@ -211,9 +211,6 @@ public struct AttributeRequirement: Sendable, Equatable, Hashable {
     }
 }
 
-/// MSAL's name for ``AttributeRequirement``.
-public typealias MSALNativeAuthRequiredAttribute = AttributeRequirement
-
 /// What every step's error offers: the server's error and the predicates common to all steps.
 public protocol NativeAuthStepError: Error, Sendable, CustomStringConvertible {
     /// The failure with every detail.

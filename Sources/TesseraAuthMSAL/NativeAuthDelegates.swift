@@ -1,4 +1,6 @@
 import Foundation
+@_exported import TesseraAuth
+import TesseraAuthCore
 import TesseraCore
 
 // Delegate-style adapters with MSAL's protocol and method names, for apps moving from MSAL's
@@ -9,7 +11,7 @@ import TesseraCore
 // MSAL's optional methods have default implementations here that report the step as an
 // error through the delegate's required error method, as MSAL does when they are missing.
 
-/// The parameters of ``NativeAuthClient/signUp(parameters:delegate:)``; MSAL's `MSALNativeAuthSignUpParameters`.
+/// The parameters of `NativeAuthClient.signUp(parameters:delegate:)`; MSAL's `MSALNativeAuthSignUpParameters`.
 public struct NativeAuthSignUpParameters: Sendable, Equatable {
     /// The email address.
     public var username: String
@@ -26,7 +28,7 @@ public struct NativeAuthSignUpParameters: Sendable, Equatable {
     }
 }
 
-/// The parameters of ``NativeAuthClient/signIn(parameters:delegate:)``; MSAL's `MSALNativeAuthSignInParameters`.
+/// The parameters of `NativeAuthClient.signIn(parameters:delegate:)`; MSAL's `MSALNativeAuthSignInParameters`.
 public struct NativeAuthSignInParameters: Sendable, Equatable {
     /// The email address.
     public var username: String
@@ -43,7 +45,7 @@ public struct NativeAuthSignInParameters: Sendable, Equatable {
     }
 }
 
-/// The parameters of ``NativeAuthClient/resetPassword(parameters:delegate:)``; MSAL's `MSALNativeAuthResetPasswordParameters`.
+/// The parameters of `NativeAuthClient.resetPassword(parameters:delegate:)`; MSAL's `MSALNativeAuthResetPasswordParameters`.
 public struct NativeAuthResetPasswordParameters: Sendable, Equatable {
     /// The email address.
     public var username: String
@@ -58,6 +60,10 @@ public typealias MSALNativeAuthSignUpParameters = NativeAuthSignUpParameters
 public typealias MSALNativeAuthSignInParameters = NativeAuthSignInParameters
 /// MSAL's name for ``NativeAuthResetPasswordParameters``.
 public typealias MSALNativeAuthResetPasswordParameters = NativeAuthResetPasswordParameters
+/// MSAL's name for `NativeAuthChannelType`.
+public typealias MSALNativeAuthChannelType = NativeAuthChannelType
+/// MSAL's name for `AttributeRequirement`.
+public typealias MSALNativeAuthRequiredAttribute = AttributeRequirement
 
 /// The error a delegate gets when the flow reached a step whose optional method it lacks.
 func unhandled(_ what: String, method: String) -> NativeAuthFailure {
@@ -66,19 +72,19 @@ func unhandled(_ what: String, method: String) -> NativeAuthFailure {
 
 // MARK: - Sign-up
 
-/// Receives the outcome of ``NativeAuthClient/signUp(parameters:delegate:)`` on the main actor.
+/// Receives the outcome of `NativeAuthClient.signUp(parameters:delegate:)` on the main actor.
 @MainActor
 public protocol SignUpStartDelegate: AnyObject {
     /// The sign-up could not start.
     func onSignUpStartError(error: SignUpStartError)
     /// A code was sent to `sentTo`; submit it with `newState`.
     func onSignUpCodeRequired(newState: SignUpCodeRequiredState, sentTo: String, channelTargetType: MSALNativeAuthChannelType, codeLength: Int)
-    /// Optional: attributes sent at start were refused. Defaults to ``onSignUpStartError(error:)``.
+    /// Optional: attributes sent at start were refused. Defaults to `onSignUpStartError(error:)`.
     func onSignUpAttributesInvalid(attributeNames: [String])
 }
 
 extension SignUpStartDelegate {
-    /// Reports the refused attributes through ``onSignUpStartError(error:)``.
+    /// Reports the refused attributes through `onSignUpStartError(error:)`.
     public func onSignUpAttributesInvalid(attributeNames: [String]) {
         var failure = NativeAuthFailure(.server, "invalid_grant", "Some attributes are not valid: \(attributeNames.joined(separator: ", ")).",
                                         suberror: "attribute_validation_failed")
@@ -87,7 +93,7 @@ extension SignUpStartDelegate {
     }
 }
 
-/// Receives the outcome of ``SignUpCodeRequiredState/submitCode(code:delegate:)``.
+/// Receives the outcome of `SignUpCodeRequiredState.submitCode(code:delegate:)`.
 @MainActor
 public protocol SignUpVerifyCodeDelegate: AnyObject {
     /// The code was not accepted; `newState` (when not nil) takes another try.
@@ -101,17 +107,17 @@ public protocol SignUpVerifyCodeDelegate: AnyObject {
 }
 
 extension SignUpVerifyCodeDelegate {
-    /// Reports the step through ``onSignUpVerifyCodeError(error:newState:)``.
+    /// Reports the step through `onSignUpVerifyCodeError(error:newState:)`.
     public func onSignUpAttributesRequired(attributes: [MSALNativeAuthRequiredAttribute], newState: SignUpAttributesRequiredState) {
         onSignUpVerifyCodeError(error: VerifyCodeError(unhandled("attributes", method: "onSignUpAttributesRequired")), newState: nil)
     }
-    /// Reports the step through ``onSignUpVerifyCodeError(error:newState:)``.
+    /// Reports the step through `onSignUpVerifyCodeError(error:newState:)`.
     public func onSignUpPasswordRequired(newState: SignUpPasswordRequiredState) {
         onSignUpVerifyCodeError(error: VerifyCodeError(unhandled("a password", method: "onSignUpPasswordRequired")), newState: nil)
     }
 }
 
-/// Receives the outcome of ``SignUpCodeRequiredState/resendCode(delegate:)``.
+/// Receives the outcome of `SignUpCodeRequiredState.resendCode(delegate:)`.
 @MainActor
 public protocol SignUpResendCodeDelegate: AnyObject {
     /// No code was sent; `newState` (when not nil) can ask again later.
@@ -121,7 +127,7 @@ public protocol SignUpResendCodeDelegate: AnyObject {
                                         codeLength: Int)
 }
 
-/// Receives the outcome of ``SignUpPasswordRequiredState/submitPassword(password:delegate:)``.
+/// Receives the outcome of `SignUpPasswordRequiredState.submitPassword(password:delegate:)`.
 @MainActor
 public protocol SignUpPasswordRequiredDelegate: AnyObject {
     /// The password was not accepted; `newState` (when not nil) takes another one.
@@ -133,13 +139,13 @@ public protocol SignUpPasswordRequiredDelegate: AnyObject {
 }
 
 extension SignUpPasswordRequiredDelegate {
-    /// Reports the step through ``onSignUpPasswordRequiredError(error:newState:)``.
+    /// Reports the step through `onSignUpPasswordRequiredError(error:newState:)`.
     public func onSignUpAttributesRequired(attributes: [MSALNativeAuthRequiredAttribute], newState: SignUpAttributesRequiredState) {
         onSignUpPasswordRequiredError(error: PasswordRequiredError(unhandled("attributes", method: "onSignUpAttributesRequired")), newState: nil)
     }
 }
 
-/// Receives the outcome of ``SignUpAttributesRequiredState/submitAttributes(attributes:delegate:)``.
+/// Receives the outcome of `SignUpAttributesRequiredState.submitAttributes(attributes:delegate:)`.
 @MainActor
 public protocol SignUpAttributesRequiredDelegate: AnyObject {
     /// The attributes could not be sent.
@@ -152,14 +158,14 @@ public protocol SignUpAttributesRequiredDelegate: AnyObject {
     func onSignUpCompleted(newState: SignInAfterSignUpState)
 }
 
-/// Receives the outcome of ``SignInAfterSignUpState/signIn(scopes:delegate:)``.
+/// Receives the outcome of `SignInAfterSignUpState.signIn(scopes:delegate:)`.
 @MainActor
 public protocol SignInAfterSignUpDelegate: AnyObject {
     /// No tokens.
     func onSignInAfterSignUpError(error: SignInAfterSignUpError)
     /// Signed in.
     func onSignInCompleted(result: AuthorizationResult)
-    /// Optional: the first factor was right and a second is needed (``MFARequiredState``).
+    /// Optional: the first factor was right and a second is needed (`MFARequiredState`).
     func onSignInMFARequired(newState: MFARequiredState)
 }
 
@@ -172,7 +178,7 @@ extension SignInAfterSignUpDelegate {
 
 // MARK: - Sign-in
 
-/// Receives the outcome of ``NativeAuthClient/signIn(parameters:delegate:)``.
+/// Receives the outcome of `NativeAuthClient.signIn(parameters:delegate:)`.
 @MainActor
 public protocol SignInStartDelegate: AnyObject {
     /// The sign-in failed.
@@ -183,7 +189,7 @@ public protocol SignInStartDelegate: AnyObject {
     func onSignInPasswordRequired(newState: SignInPasswordRequiredState)
     /// Optional: signed in.
     func onSignInCompleted(result: AuthorizationResult)
-    /// Optional: the first factor was right and a second is needed (``MFARequiredState``).
+    /// Optional: the first factor was right and a second is needed (`MFARequiredState`).
     func onSignInMFARequired(newState: MFARequiredState)
 }
 
@@ -195,29 +201,29 @@ extension SignInStartDelegate {
 }
 
 extension SignInStartDelegate {
-    /// Reports the step through ``onSignInStartError(error:)``.
+    /// Reports the step through `onSignInStartError(error:)`.
     public func onSignInCodeRequired(newState: SignInCodeRequiredState, sentTo: String, channelTargetType: MSALNativeAuthChannelType,
                                      codeLength: Int) {
         onSignInStartError(error: SignInStartError(unhandled("a code", method: "onSignInCodeRequired")))
     }
-    /// Reports the step through ``onSignInStartError(error:)``.
+    /// Reports the step through `onSignInStartError(error:)`.
     public func onSignInPasswordRequired(newState: SignInPasswordRequiredState) {
         onSignInStartError(error: SignInStartError(unhandled("a password", method: "onSignInPasswordRequired")))
     }
-    /// Reports the step through ``onSignInStartError(error:)``.
+    /// Reports the step through `onSignInStartError(error:)`.
     public func onSignInCompleted(result: AuthorizationResult) {
         onSignInStartError(error: SignInStartError(unhandled("nothing more", method: "onSignInCompleted")))
     }
 }
 
-/// Receives the outcome of ``SignInCodeRequiredState/submitCode(code:delegate:)``.
+/// Receives the outcome of `SignInCodeRequiredState.submitCode(code:delegate:)`.
 @MainActor
 public protocol SignInVerifyCodeDelegate: AnyObject {
     /// The code was not accepted; `newState` (when not nil) takes another try.
     func onSignInVerifyCodeError(error: VerifyCodeError, newState: SignInCodeRequiredState?)
     /// Signed in.
     func onSignInCompleted(result: AuthorizationResult)
-    /// Optional: the first factor was right and a second is needed (``MFARequiredState``).
+    /// Optional: the first factor was right and a second is needed (`MFARequiredState`).
     func onSignInMFARequired(newState: MFARequiredState)
 }
 
@@ -228,7 +234,7 @@ extension SignInVerifyCodeDelegate {
     }
 }
 
-/// Receives the outcome of ``SignInCodeRequiredState/resendCode(delegate:)``.
+/// Receives the outcome of `SignInCodeRequiredState.resendCode(delegate:)`.
 @MainActor
 public protocol SignInResendCodeDelegate: AnyObject {
     /// No code was sent; `newState` (when not nil) can ask again later.
@@ -238,14 +244,14 @@ public protocol SignInResendCodeDelegate: AnyObject {
                                         codeLength: Int)
 }
 
-/// Receives the outcome of ``SignInPasswordRequiredState/submitPassword(password:delegate:)``.
+/// Receives the outcome of `SignInPasswordRequiredState.submitPassword(password:delegate:)`.
 @MainActor
 public protocol SignInPasswordRequiredDelegate: AnyObject {
     /// The password was not accepted; `newState` (when not nil) takes another one.
     func onSignInPasswordRequiredError(error: PasswordRequiredError, newState: SignInPasswordRequiredState?)
     /// Signed in.
     func onSignInCompleted(result: AuthorizationResult)
-    /// Optional: the first factor was right and a second is needed (``MFARequiredState``).
+    /// Optional: the first factor was right and a second is needed (`MFARequiredState`).
     func onSignInMFARequired(newState: MFARequiredState)
 }
 
@@ -258,7 +264,7 @@ extension SignInPasswordRequiredDelegate {
 
 // MARK: - Password reset
 
-/// Receives the outcome of ``NativeAuthClient/resetPassword(parameters:delegate:)``.
+/// Receives the outcome of `NativeAuthClient.resetPassword(parameters:delegate:)`.
 @MainActor
 public protocol ResetPasswordStartDelegate: AnyObject {
     /// The reset could not start.
@@ -268,7 +274,7 @@ public protocol ResetPasswordStartDelegate: AnyObject {
                                      codeLength: Int)
 }
 
-/// Receives the outcome of ``ResetPasswordCodeRequiredState/submitCode(code:delegate:)``.
+/// Receives the outcome of `ResetPasswordCodeRequiredState.submitCode(code:delegate:)`.
 @MainActor
 public protocol ResetPasswordVerifyCodeDelegate: AnyObject {
     /// The code was not accepted; `newState` (when not nil) takes another try.
@@ -277,7 +283,7 @@ public protocol ResetPasswordVerifyCodeDelegate: AnyObject {
     func onPasswordRequired(newState: ResetPasswordRequiredState)
 }
 
-/// Receives the outcome of ``ResetPasswordCodeRequiredState/resendCode(delegate:)``.
+/// Receives the outcome of `ResetPasswordCodeRequiredState.resendCode(delegate:)`.
 @MainActor
 public protocol ResetPasswordResendCodeDelegate: AnyObject {
     /// No code was sent; `newState` (when not nil) can ask again later.
@@ -287,7 +293,7 @@ public protocol ResetPasswordResendCodeDelegate: AnyObject {
                                            channelTargetType: MSALNativeAuthChannelType, codeLength: Int)
 }
 
-/// Receives the outcome of ``ResetPasswordRequiredState/submitPassword(password:delegate:)``.
+/// Receives the outcome of `ResetPasswordRequiredState.submitPassword(password:delegate:)`.
 @MainActor
 public protocol ResetPasswordRequiredDelegate: AnyObject {
     /// The password was not changed; `newState` (when not nil) takes another one.
@@ -296,14 +302,14 @@ public protocol ResetPasswordRequiredDelegate: AnyObject {
     func onResetPasswordCompleted(newState: SignInAfterResetPasswordState)
 }
 
-/// Receives the outcome of ``SignInAfterResetPasswordState/signIn(scopes:delegate:)``.
+/// Receives the outcome of `SignInAfterResetPasswordState.signIn(scopes:delegate:)`.
 @MainActor
 public protocol SignInAfterResetPasswordDelegate: AnyObject {
     /// No tokens.
     func onSignInAfterResetPasswordError(error: SignInAfterResetPasswordError)
     /// Signed in.
     func onSignInCompleted(result: AuthorizationResult)
-    /// Optional: the first factor was right and a second is needed (``MFARequiredState``).
+    /// Optional: the first factor was right and a second is needed (`MFARequiredState`).
     func onSignInMFARequired(newState: MFARequiredState)
 }
 
@@ -317,7 +323,7 @@ extension SignInAfterResetPasswordDelegate {
 // MARK: - Entry points
 
 extension NativeAuthClient {
-    /// MSAL's `signUp(parameters:delegate:)`: ``signUp(username:password:attributes:)`` reported to `delegate` on the main actor.
+    /// MSAL's `signUp(parameters:delegate:)`: `signUp(username:password:attributes:)` reported to `delegate` on the main actor.
     @MainActor @discardableResult
     public func signUp(parameters: NativeAuthSignUpParameters, delegate: any SignUpStartDelegate) -> Task<Void, Never> {
         Task { @MainActor in
@@ -334,7 +340,7 @@ extension NativeAuthClient {
         }
     }
 
-    /// MSAL's `signIn(parameters:delegate:)`: ``signIn(username:password:scopes:)`` reported to `delegate` on the main actor.
+    /// MSAL's `signIn(parameters:delegate:)`: `signIn(username:password:scopes:)` reported to `delegate` on the main actor.
     @MainActor @discardableResult
     public func signIn(parameters: NativeAuthSignInParameters, delegate: any SignInStartDelegate) -> Task<Void, Never> {
         Task { @MainActor in
@@ -349,7 +355,7 @@ extension NativeAuthClient {
         }
     }
 
-    /// MSAL's `resetPassword(parameters:delegate:)`: ``resetPassword(username:)`` reported to `delegate` on the main actor.
+    /// MSAL's `resetPassword(parameters:delegate:)`: `resetPassword(username:)` reported to `delegate` on the main actor.
     @MainActor @discardableResult
     public func resetPassword(parameters: NativeAuthResetPasswordParameters, delegate: any ResetPasswordStartDelegate) -> Task<Void, Never> {
         Task { @MainActor in
@@ -363,7 +369,7 @@ extension NativeAuthClient {
 }
 
 extension SignUpCodeRequiredState {
-    /// MSAL's `submitCode(code:delegate:)`: ``submitCode(_:)`` reported to `delegate` on the main actor.
+    /// MSAL's `submitCode(code:delegate:)`: `submitCode(_:)` reported to `delegate` on the main actor.
     @MainActor @discardableResult
     public func submitCode(code: String, delegate: any SignUpVerifyCodeDelegate) -> Task<Void, Never> {
         Task { @MainActor in
@@ -376,7 +382,7 @@ extension SignUpCodeRequiredState {
         }
     }
 
-    /// MSAL's `resendCode(delegate:)`: ``resendCode()`` reported to `delegate` on the main actor.
+    /// MSAL's `resendCode(delegate:)`: `resendCode()` reported to `delegate` on the main actor.
     @MainActor @discardableResult
     public func resendCode(delegate: any SignUpResendCodeDelegate) -> Task<Void, Never> {
         Task { @MainActor in
@@ -390,7 +396,7 @@ extension SignUpCodeRequiredState {
 }
 
 extension SignUpPasswordRequiredState {
-    /// MSAL's `submitPassword(password:delegate:)`: ``submitPassword(_:)`` reported to `delegate` on the main actor.
+    /// MSAL's `submitPassword(password:delegate:)`: `submitPassword(_:)` reported to `delegate` on the main actor.
     @MainActor @discardableResult
     public func submitPassword(password: String, delegate: any SignUpPasswordRequiredDelegate) -> Task<Void, Never> {
         Task { @MainActor in
@@ -404,7 +410,7 @@ extension SignUpPasswordRequiredState {
 }
 
 extension SignUpAttributesRequiredState {
-    /// MSAL's `submitAttributes(attributes:delegate:)`: ``submitAttributes(_:)`` reported to `delegate` on the main actor.
+    /// MSAL's `submitAttributes(attributes:delegate:)`: `submitAttributes(_:)` reported to `delegate` on the main actor.
     @MainActor @discardableResult
     public func submitAttributes(attributes: [String: JSONValue], delegate: any SignUpAttributesRequiredDelegate) -> Task<Void, Never> {
         Task { @MainActor in
@@ -419,7 +425,7 @@ extension SignUpAttributesRequiredState {
 }
 
 extension SignInAfterSignUpState {
-    /// MSAL's `signIn(delegate:)`: ``signIn(scopes:)`` reported to `delegate` on the main actor.
+    /// MSAL's `signIn(delegate:)`: `signIn(scopes:)` reported to `delegate` on the main actor.
     @MainActor @discardableResult
     public func signIn(scopes: [String]? = nil, delegate: any SignInAfterSignUpDelegate) -> Task<Void, Never> {
         Task { @MainActor in
@@ -433,7 +439,7 @@ extension SignInAfterSignUpState {
 }
 
 extension SignInCodeRequiredState {
-    /// MSAL's `submitCode(code:delegate:)`: ``submitCode(_:)`` reported to `delegate` on the main actor.
+    /// MSAL's `submitCode(code:delegate:)`: `submitCode(_:)` reported to `delegate` on the main actor.
     @MainActor @discardableResult
     public func submitCode(code: String, delegate: any SignInVerifyCodeDelegate) -> Task<Void, Never> {
         Task { @MainActor in
@@ -445,7 +451,7 @@ extension SignInCodeRequiredState {
         }
     }
 
-    /// MSAL's `resendCode(delegate:)`: ``resendCode()`` reported to `delegate` on the main actor.
+    /// MSAL's `resendCode(delegate:)`: `resendCode()` reported to `delegate` on the main actor.
     @MainActor @discardableResult
     public func resendCode(delegate: any SignInResendCodeDelegate) -> Task<Void, Never> {
         Task { @MainActor in
@@ -459,7 +465,7 @@ extension SignInCodeRequiredState {
 }
 
 extension SignInPasswordRequiredState {
-    /// MSAL's `submitPassword(password:delegate:)`: ``submitPassword(_:)`` reported to `delegate` on the main actor.
+    /// MSAL's `submitPassword(password:delegate:)`: `submitPassword(_:)` reported to `delegate` on the main actor.
     @MainActor @discardableResult
     public func submitPassword(password: String, delegate: any SignInPasswordRequiredDelegate) -> Task<Void, Never> {
         Task { @MainActor in
@@ -473,7 +479,7 @@ extension SignInPasswordRequiredState {
 }
 
 extension ResetPasswordCodeRequiredState {
-    /// MSAL's `submitCode(code:delegate:)`: ``submitCode(_:)`` reported to `delegate` on the main actor.
+    /// MSAL's `submitCode(code:delegate:)`: `submitCode(_:)` reported to `delegate` on the main actor.
     @MainActor @discardableResult
     public func submitCode(code: String, delegate: any ResetPasswordVerifyCodeDelegate) -> Task<Void, Never> {
         Task { @MainActor in
@@ -484,7 +490,7 @@ extension ResetPasswordCodeRequiredState {
         }
     }
 
-    /// MSAL's `resendCode(delegate:)`: ``resendCode()`` reported to `delegate` on the main actor.
+    /// MSAL's `resendCode(delegate:)`: `resendCode()` reported to `delegate` on the main actor.
     @MainActor @discardableResult
     public func resendCode(delegate: any ResetPasswordResendCodeDelegate) -> Task<Void, Never> {
         Task { @MainActor in
@@ -498,7 +504,7 @@ extension ResetPasswordCodeRequiredState {
 }
 
 extension ResetPasswordRequiredState {
-    /// MSAL's `submitPassword(password:delegate:)`: ``submitPassword(_:)`` reported to `delegate` on the main actor.
+    /// MSAL's `submitPassword(password:delegate:)`: `submitPassword(_:)` reported to `delegate` on the main actor.
     @MainActor @discardableResult
     public func submitPassword(password: String, delegate: any ResetPasswordRequiredDelegate) -> Task<Void, Never> {
         Task { @MainActor in
@@ -511,7 +517,7 @@ extension ResetPasswordRequiredState {
 }
 
 extension SignInAfterResetPasswordState {
-    /// MSAL's `signIn(delegate:)`: ``signIn(scopes:)`` reported to `delegate` on the main actor.
+    /// MSAL's `signIn(delegate:)`: `signIn(scopes:)` reported to `delegate` on the main actor.
     @MainActor @discardableResult
     public func signIn(scopes: [String]? = nil, delegate: any SignInAfterResetPasswordDelegate) -> Task<Void, Never> {
         Task { @MainActor in
