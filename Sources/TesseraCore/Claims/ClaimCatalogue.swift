@@ -1,14 +1,20 @@
 /// Text in the languages of the hosted pages.
 public struct LocalizedText: Sendable, Hashable {
+    /// The English text.
     public let en: String
+    /// The Russian text.
     public let ru: String
+    /// Makes a text from its English and Russian versions.
     public init(en: String, ru: String) { self.en = en; self.ru = ru }
+    /// The Russian text when `language` is `ru`, else the English one.
     public func text(_ language: String) -> String { language == "ru" ? ru : en }
 }
 
 /// A claim the provider can release, and the shape of its value.
 public struct ClaimDefinition: Sendable, Hashable {
+    /// The claim's name as released, e.g. `family_name` (OpenID Connect Core §5.1).
     public let name: String
+    /// The shape every value of the claim must have.
     public let shape: ClaimShape
     /// Maintained by the provider (the account's email, its verification, the update time),
     /// never written through a profile.
@@ -25,11 +31,14 @@ public struct ClaimDefinition: Sendable, Hashable {
 /// A scope value, the claims it releases (OpenID Connect Core §5.4, Sber ID's scope table),
 /// whether it is sensitive, and what the consent page says it shares.
 public struct ScopeDefinition: Sendable, Hashable {
+    /// The scope value as it appears in `scope` (RFC 6749 §3.3), e.g. `profile`.
     public let name: String
+    /// The names of the claims the scope releases; empty for `offline_access` and `device_sso`.
     public let claims: [String]
     /// Sensitive scopes (documents, tax numbers, addresses, ...) always need the user's
     /// explicit consent, even for first-party clients.
     public let sensitive: Bool
+    /// What the consent page says the scope shares.
     public let description: LocalizedText
 
     init(_ name: String, _ claims: [String], sensitive: Bool = false, en: String, ru: String) {
@@ -42,7 +51,9 @@ public struct ScopeDefinition: Sendable, Hashable {
 
 /// The one table of scopes and claims, shared by the server and the SDK.
 public enum ScopeCatalogue {
+    /// `openid`: makes the request an OpenID Connect one and releases `sub` (OpenID Connect Core §3.1.2.1).
     public static let openid = "openid"
+    /// `offline_access`: asks for a refresh token (OpenID Connect Core §11).
     public static let offlineAccess = "offline_access"
     /// OpenID Connect Native SSO for Mobile Apps: the token response carries a `device_secret`
     /// that the vendor's other apps on the device can exchange for their own tokens.
@@ -168,12 +179,14 @@ public enum ScopeCatalogue {
     static let scopesByName: [String: ScopeDefinition] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
     static let claimsByName: [String: ClaimDefinition] = Dictionary(uniqueKeysWithValues: claims.map { ($0.name, $0) })
 
+    /// The definition of `scope`, or nil when the table has no such scope.
     public static func definition(_ scope: String) -> ScopeDefinition? { scopesByName[scope] }
 
     static let positions: [String: Int] = Dictionary(uniqueKeysWithValues: all.enumerated().map { ($1.name, $0) })
 
     /// A scope's place in the table, for listing scopes in a stable order; unknown scopes go last.
     public static func order(_ scope: String) -> Int { positions[scope] ?? all.count }
+    /// The definition of the claim called `name`, or nil when the table has no such claim.
     public static func claim(_ name: String) -> ClaimDefinition? { claimsByName[name] }
 
     /// Every claim any scope can release, in table order.
@@ -202,6 +215,7 @@ public enum ScopeCatalogue {
         return Set(all.filter(\.sensitive).flatMap(\.claims)).subtracting(plain)
     }()
 
+    /// Whether only sensitive scopes release the claim, so its owner changes it only after a recent sign-in.
     public static func isSensitive(claim: String) -> Bool { sensitiveClaims.contains(claim) }
 
     /// Checks a profile (claims by name) before it is stored. Managed and unknown claims
@@ -217,7 +231,9 @@ public enum ScopeCatalogue {
 
 /// A profile value that doesn't fit its claim.
 public struct ClaimValidationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The name of the claim refused.
     public let claim: String
+    /// Why it was refused, worded to follow the claim's name, e.g. `must not be empty`.
     public let reason: String
     public var description: String { "claim '\(claim)' \(reason)" }
 }

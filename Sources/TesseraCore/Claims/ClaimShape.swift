@@ -3,17 +3,21 @@ import Foundation
 /// The JSON shape a claim value must have. Values are checked when they are written,
 /// so what the provider releases always has the documented shape.
 public indirect enum ClaimShape: Sendable, Equatable {
+    /// A non-empty string.
     case string
     /// An absolute http(s) URL.
     case url
+    /// An email address: one `@`, a dot after it, no whitespace.
     case email
     /// E.164-ish: digits, spaces, `+`, `-`, `(`, `)`.
     case phone
     /// `YYYY-MM-DD`, a real calendar date.
     case date
+    /// `true` or `false`.
     case boolean
     /// One of the listed integers (seed 000's gender: 1 male, 2 female).
     case integerEnum([Int64])
+    /// Any whole number that fits `Int64`.
     case integer
     /// An object with these members, each optional but of its shape; no others.
     case object([String: ClaimShape])

@@ -5,12 +5,16 @@ import Foundation
 public struct ClaimsRequest: Codable, Sendable, Equatable {
     /// One requested claim (§5.5.1): `null` in JSON, or an object with these members.
     public struct Entry: Codable, Sendable, Equatable {
+        /// `essential` (§5.5.1): whether the client marks the claim essential; nil when not stated.
         public var essential: Bool?
+        /// `value` (§5.5.1): the one value the claim is asked to have; nil when not stated.
         public var value: JSONValue?
+        /// `values` (§5.5.1): the values the claim is asked to have, in order of preference; nil when not stated.
         public var values: [JSONValue]?
         /// `value` and `values` together, the strings among them (an `acr` entry's classes).
         public var stringValues: [String] { ((values ?? []) + [value].compactMap { $0 }).compactMap(\.stringValue) }
 
+        /// Makes an entry from its members.
         public init(essential: Bool? = nil, value: JSONValue? = nil, values: [JSONValue]? = nil) {
             self.essential = essential
             self.value = value
@@ -18,9 +22,14 @@ public struct ClaimsRequest: Codable, Sendable, Equatable {
         }
     }
 
+    /// `userinfo`: the claims asked for from the UserInfo endpoint, by name, each nil for JSON `null`; nil
+    /// when the member is absent.
     public var userinfo: [String: Entry?]?
+    /// `id_token`: the claims asked for in the ID token, by name, each nil for JSON `null`; nil when the
+    /// member is absent.
     public var idToken: [String: Entry?]?
 
+    /// Makes a request from its two members.
     public init(userinfo: [String: Entry?]? = nil, idToken: [String: Entry?]? = nil) {
         self.userinfo = userinfo
         self.idToken = idToken
@@ -58,6 +67,7 @@ public struct ClaimsRequest: Codable, Sendable, Equatable {
         ClaimsRequest(userinfo: userinfo?.filter { allowed($0.key) }, idToken: idToken?.filter { allowed($0.key) })
     }
 
+    /// Whether neither member names a claim.
     public var isEmpty: Bool { allClaims.isEmpty }
 }
 

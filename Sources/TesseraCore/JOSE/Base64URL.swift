@@ -10,6 +10,7 @@ public enum Base64URL {
         return table
     }()
 
+    /// Encodes bytes as base64url without padding.
     public static func encode<S: Sequence>(_ data: S) -> String where S.Element == UInt8 {
         let bytes = Array(data)
         var output = [UInt8]()

@@ -2,14 +2,20 @@ import Foundation
 
 /// A JSON value, used for JWT claim sets and other open-ended JSON objects.
 public enum JSONValue: Sendable, Hashable, Codable {
+    /// A JSON string.
     case string(String)
     /// A decoded number is `.int` whenever its value is a whole number that fits, however it
     /// is written (`1.0`, `1e2`, a fraction below `Double`'s precision), so re-encoding never changes the case.
     case int(Int64)
+    /// A JSON number that is not a whole number fitting `Int64`.
     case double(Double)
+    /// `true` or `false`.
     case bool(Bool)
+    /// A JSON array.
     case array([JSONValue])
+    /// A JSON object, its members by name.
     case object([String: JSONValue])
+    /// JSON `null`.
     case null
 
     public init(from decoder: any Decoder) throws {
@@ -36,9 +42,13 @@ public enum JSONValue: Sendable, Hashable, Codable {
         }
     }
 
+    /// The string, or nil when the value is not a string.
     public var stringValue: String? { if case .string(let v) = self { v } else { nil } }
+    /// The boolean, or nil when the value is not `true` or `false`.
     public var boolValue: Bool? { if case .bool(let v) = self { v } else { nil } }
+    /// The members, or nil when the value is not an object.
     public var objectValue: [String: JSONValue]? { if case .object(let v) = self { v } else { nil } }
+    /// The elements, or nil when the value is not an array.
     public var arrayValue: [JSONValue]? { if case .array(let v) = self { v } else { nil } }
     /// Integer value; a JSON number with a fractional part is truncated.
     public var intValue: Int64? {
@@ -58,12 +68,14 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral, Ex
 
 /// JSON coding with stable, readable output: sorted keys, unescaped slashes.
 public enum CanonicalJSON {
+    /// Encodes `value` as JSON with sorted keys and unescaped slashes.
     public static func encode<T: Encodable>(_ value: T) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(value)
     }
 
+    /// Decodes a `T` from JSON with a default `JSONDecoder`.
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
         try JSONDecoder().decode(type, from: data)
     }

@@ -2,13 +2,20 @@ import Foundation
 
 /// A JWS in compact serialization (RFC 7515 §7.1) whose payload is a JSON claim set.
 public struct JWT: Sendable {
+    /// The JOSE header's members (RFC 7515 §4).
     public let header: [String: JSONValue]
+    /// The claim set: the payload's members (RFC 7519 §4).
     public let claims: [String: JSONValue]
+    /// The JWS signing input (RFC 7515 §5.1): the encoded header, a dot and the encoded payload, as received.
     public let signingInput: Data
+    /// The signature, decoded from base64url.
     public let signature: Data
 
+    /// The header's `alg` (RFC 7515 §4.1.1); nil when absent or not a string.
     public var algorithm: String? { header["alg"]?.stringValue }
+    /// The header's `kid` (RFC 7515 §4.1.4); nil when absent or not a string.
     public var kid: String? { header["kid"]?.stringValue }
+    /// The header's `typ` (RFC 7515 §4.1.9), e.g. `JWT`; nil when absent or not a string.
     public var type: String? { header["typ"]?.stringValue }
 
     /// Signs `claims` with `key`, putting `alg`, `kid` and `typ` in the header.
@@ -57,13 +64,17 @@ public struct JWT: Sendable {
     }
 
     // Registered claims (RFC 7519 §4.1).
+    /// `iss` (RFC 7519 §4.1.1); nil when absent or not a string.
     public var issuer: String? { claims["iss"]?.stringValue }
+    /// `sub` (RFC 7519 §4.1.2); nil when absent or not a string.
     public var subject: String? { claims["sub"]?.stringValue }
     /// `exp`, `iat`, `nbf` (RFC 7519 §2 NumericDate), each nil when absent or outside
     /// ``numericDates`` — so arithmetic on them can't overflow; check ``hasValidTimeClaims``
     /// to refuse a token whose times are present but out of range.
     public var expiresAt: Int64? { Self.numericDate(claims["exp"]) }
+    /// `iat` (RFC 7519 §4.1.6), in seconds since 1970; nil when absent or out of range.
     public var issuedAt: Int64? { Self.numericDate(claims["iat"]) }
+    /// `nbf` (RFC 7519 §4.1.5), in seconds since 1970; nil when absent or out of range.
     public var notBefore: Int64? { Self.numericDate(claims["nbf"]) }
 
     /// Seconds from 1970 to the end of year 9999: any real time fits, and sums of two stay far from overflow.
@@ -78,6 +89,7 @@ public struct JWT: Sendable {
         guard let seconds = value?.intValue, numericDates.contains(seconds) else { return nil }
         return seconds
     }
+    /// `jti` (RFC 7519 §4.1.7); nil when absent or not a string.
     public var jwtID: String? { claims["jti"]?.stringValue }
     /// `aud` as a list, whether it was a string or an array.
     public var audience: [String] {

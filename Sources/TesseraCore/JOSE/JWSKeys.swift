@@ -10,7 +10,9 @@ public struct JWSVerificationKey: Sendable {
         case ed25519(Curve25519.Signing.PublicKey)
     }
     let backing: Backing
+    /// The key's `kid` (RFC 7517 §4.5); nil when it has none.
     public let kid: String?
+    /// The algorithm the key verifies, fixed by its type: `RS256`, `ES256` or `EdDSA`.
     public let algorithm: JWSAlgorithm
 
     init(backing: Backing, kid: String?) {
@@ -96,6 +98,7 @@ public struct JWSVerificationKey: Sendable {
 /// server signs RSA through OpenSSL where it is faster). It must produce exactly the bytes
 /// the key itself would: RS256 signatures are deterministic, so this can be checked.
 public protocol JWSSignatureEngine: Sendable {
+    /// The signature of a JWS signing input (RFC 7515 §5.1), byte for byte what the key itself would make.
     func signature(for signingInput: Data) throws -> Data
 }
 
@@ -107,7 +110,9 @@ public struct JWSSigningKey: Sendable {
         case ed25519(Curve25519.Signing.PrivateKey)
     }
     let backing: Backing
+    /// The key's `kid` (RFC 7517 §4.5), put in the header of every JWS it signs.
     public let kid: String
+    /// The public half, which verifies its signatures.
     public let publicKey: JWSVerificationKey
     /// Set by ``signing(through:)``; nil signs with swift-crypto.
     public private(set) var engine: (any JWSSignatureEngine)?
@@ -122,6 +127,7 @@ public struct JWSSigningKey: Sendable {
         }
     }
 
+    /// The algorithm the key signs with, fixed by its type: `RS256`, `ES256` or `EdDSA`.
     public var algorithm: JWSAlgorithm { publicKey.algorithm }
 
     /// Generates a new key: RSA 2048, P-256 or Ed25519.
@@ -181,11 +187,19 @@ public struct JWSSigningKey: Sendable {
     }
 }
 
+/// Why a JWS, JWT or JWK was refused.
 public enum JOSEError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The token is not a compact JWS with a JSON header and payload, or repeats a member or uses `crit`;
+    /// with the reason.
     case malformed(String)
+    /// A key can't be used: a member missing or malformed, an unsupported type or curve, an RSA key under
+    /// 2048 bits; with the reason.
     case invalidKey(String)
+    /// The header's `alg` is not a ``JWSAlgorithm``; with its value, `(missing)` when absent.
     case unsupportedAlgorithm(String)
+    /// No key of the header's algorithm has its `kid`; with that `kid`, nil when the header has none.
     case unknownKey(String?)
+    /// No candidate key verifies the signature.
     case badSignature
 
     public var description: String {

@@ -14,6 +14,7 @@ public enum FormEncoding {
         (value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value).replacingOccurrences(of: "%20", with: "+")
     }
 
+    /// Encodes the pairs in order as `name=value`, joined by `&`, each side escaped with ``escape(_:)``.
     public static func encode(_ pairs: [(String, String)]) -> String {
         pairs.map { escape($0.0) + "=" + escape($0.1) }.joined(separator: "&")
     }

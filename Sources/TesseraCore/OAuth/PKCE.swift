@@ -31,6 +31,7 @@ public enum PKCE {
 
 /// Cryptographically secure random values.
 public enum SecureRandom {
+    /// `count` bytes from the system's secure random number generator.
     public static func bytes(_ count: Int) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
         return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }

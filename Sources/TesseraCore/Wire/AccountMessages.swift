@@ -4,15 +4,20 @@
 
 /// `GET /account/v1.0/profile`, and the answer of a change: the account as its owner sees it.
 public struct AccountProfile: Codable, Sendable, Equatable {
+    /// The account's subject identifier, as ID tokens' `sub` carry it.
     public var sub: String
+    /// The account's email address.
     public var email: String
+    /// Whether the address is verified (`email_verified`).
     public var emailVerified: Bool
     /// Whether the account has a password (it may sign in by code, link or provider only).
     public var hasPassword: Bool
     /// The profile's claims by name (the catalogue's: `given_name`, `birthdate`, `address`…).
     public var claims: [String: JSONValue]
+    /// When the account last changed, Unix time in seconds (`updated_at`).
     public var updatedAt: Int64
 
+    /// A profile from its parts.
     public init(sub: String, email: String, emailVerified: Bool, hasPassword: Bool, claims: [String: JSONValue], updatedAt: Int64) {
         self.sub = sub
         self.email = email
@@ -31,9 +36,12 @@ public struct AccountProfile: Codable, Sendable, Equatable {
 /// `POST /account/v1.0/password`: a new password, with the current one when the account has
 /// one (or a sign-in within the server's `reauthenticate-after` instead).
 public struct AccountPasswordChange: Codable, Sendable, Equatable {
+    /// The password now (`current_password`); nil when the account has none, or after a recent sign-in.
     public var currentPassword: String?
+    /// The password to set (`new_password`), checked against the password policy.
     public var newPassword: String
 
+    /// A password change from its parts.
     public init(currentPassword: String?, newPassword: String) {
         self.currentPassword = currentPassword
         self.newPassword = newPassword
@@ -44,7 +52,9 @@ public struct AccountPasswordChange: Codable, Sendable, Equatable {
 
 /// `POST /account/v1.0/email`: the address the account should move to (a code goes there).
 public struct AccountEmailChange: Codable, Sendable, Equatable {
+    /// The address to move to (`new_email`).
     public var newEmail: String
+    /// A change to `newEmail`.
     public init(newEmail: String) { self.newEmail = newEmail }
     enum CodingKeys: String, CodingKey { case newEmail = "new_email" }
 }
@@ -55,9 +65,12 @@ public struct AccountEmailChangeStarted: Codable, Sendable, Equatable {
     public var changeID: String
     /// The new address, masked, to show ("we sent a code to a***e@e*****e.com").
     public var target: String
+    /// Digits in the code (`code_length`; `otp-length`, 6 to 10).
     public var codeLength: Int
+    /// Seconds the code stays valid (`expires_in`).
     public var expiresIn: Int64
 
+    /// An answer from its parts.
     public init(changeID: String, target: String, codeLength: Int, expiresIn: Int64) {
         self.changeID = changeID
         self.target = target
@@ -70,8 +83,11 @@ public struct AccountEmailChangeStarted: Codable, Sendable, Equatable {
 
 /// `POST /account/v1.0/email/confirm`: the code from the new address.
 public struct AccountEmailConfirmation: Codable, Sendable, Equatable {
+    /// The change's id from the answer that started it (`change_id`).
     public var changeID: String
+    /// The code mailed to the new address.
     public var code: String
+    /// A confirmation from its parts.
     public init(changeID: String, code: String) {
         self.changeID = changeID
         self.code = code
@@ -85,14 +101,20 @@ public struct AccountSession: Codable, Sendable, Equatable {
     public var id: String
     /// How the user signed in (`pwd`, `otp`, `email`, `fed`).
     public var amr: [String]
+    /// When the user signed in, Unix time in seconds (`auth_time`).
     public var authTime: Int64
+    /// When the session began, Unix time in seconds (`created_at`).
     public var createdAt: Int64
     /// When it was last used, to the minute.
     public var lastSeenAt: Int64
+    /// When the session expires, Unix time in seconds (`expires_at`).
     public var expiresAt: Int64
+    /// The browser's `User-Agent` at sign-in, at most 256 characters (`user_agent`); nil when it sent none.
     public var userAgent: String?
+    /// The client's IP address at sign-in (`ip_address`); nil when unknown.
     public var ipAddress: String?
 
+    /// A session from its parts.
     public init(id: String, amr: [String], authTime: Int64, createdAt: Int64, lastSeenAt: Int64, expiresAt: Int64, userAgent: String?,
                 ipAddress: String?) {
         self.id = id
@@ -112,19 +134,22 @@ public struct AccountSession: Codable, Sendable, Equatable {
     }
 }
 
-/// `GET /account/v1.0/sessions`: the live browser sessions, the latest sign-in first.
 /// One of the account's passkeys (`GET /account/v1.0/passkeys`).
 public struct AccountPasskey: Codable, Sendable, Equatable {
     /// The credential id (base64url): `DELETE /account/v1.0/passkeys/{id}` removes it.
     public var id: String
+    /// Its name (one line, at most 64 characters): the one given, else `Synced passkey` or `Security key`.
     public var name: String
     /// Backup-eligible: synced between the person's devices.
     public var synced: Bool
+    /// When it was added, Unix time in seconds (`created_at`).
     public var createdAt: Int64
+    /// When it last signed the user in, Unix time in seconds (`last_used_at`); nil if never.
     public var lastUsedAt: Int64?
     /// Blocked after its counter went backwards (a copied key).
     public var blocked: Bool
 
+    /// A passkey from its parts.
     public init(id: String, name: String, synced: Bool, createdAt: Int64, lastUsedAt: Int64?, blocked: Bool) {
         self.id = id
         self.name = name
@@ -139,37 +164,49 @@ public struct AccountPasskey: Codable, Sendable, Equatable {
     }
 }
 
+/// `GET /account/v1.0/passkeys`: the account's passkeys.
 public struct AccountPasskeyList: Codable, Sendable, Equatable {
+    /// The passkeys, the oldest first.
     public var passkeys: [AccountPasskey]
+    /// A list of `passkeys`.
     public init(passkeys: [AccountPasskey]) { self.passkeys = passkeys }
 }
 
 /// `POST /account/v1.0/passkeys`: what `navigator.credentials.create` (or the platform's
 /// passkey API) answered to the options, and an optional name.
 public struct AccountPasskeyRegistration: Codable, Sendable, Equatable {
+    /// WebAuthn's `RegistrationResponseJSON` for the options `POST /account/v1.0/passkeys/options` gave.
     public var credential: PasskeyRegistration
+    /// What to call the passkey (one line, at most 64 characters); nil: `Synced passkey` or `Security key`.
     public var name: String?
+    /// A registration from its parts.
     public init(credential: PasskeyRegistration, name: String? = nil) {
         self.credential = credential
         self.name = name
     }
 }
 
+/// The answer of `GET /account/v1.0/sessions`.
 public struct AccountSessionList: Codable, Sendable, Equatable {
+    /// The live browser sessions, the latest sign-in first.
     public var sessions: [AccountSession]
+    /// A list of `sessions`.
     public init(sessions: [AccountSession]) { self.sessions = sessions }
 }
 
 /// The account API's refusals: `error` (a code below), `error_description` in words, and for
 /// profile changes every claim refused with its reason.
 public struct AccountAPIError: Codable, Sendable, Equatable, Error {
+    /// The code: one of those below, or `invalid_request`, `invalid_token`, `insufficient_scope`, `temporarily_unavailable`.
     public var error: String
+    /// What went wrong, in English, for developers (`error_description`).
     public var errorDescription: String?
     /// `invalid_claims`: the reason for each claim refused.
     public var invalidClaims: [String: String]?
     /// `insufficient_user_authentication`: the sign-in must be at most this many seconds old (RFC 9470).
     public var maxAge: Int64?
 
+    /// A refusal from its parts.
     public init(error: String, errorDescription: String?, invalidClaims: [String: String]? = nil, maxAge: Int64? = nil) {
         self.error = error
         self.errorDescription = errorDescription
@@ -183,6 +220,7 @@ public struct AccountAPIError: Codable, Sendable, Equatable, Error {
     public static let insufficientUserAuthentication = "insufficient_user_authentication"
     /// The current password is wrong (403), or its checks are throttled (`password_throttled`, 429).
     public static let wrongPassword = "wrong_password"
+    /// Too many wrong current passwords: try again later (429).
     public static let passwordThrottled = "password_throttled"
     /// The new password is refused by the policy (400; the reason in `error_description`).
     public static let passwordTooWeak = "password_too_weak"

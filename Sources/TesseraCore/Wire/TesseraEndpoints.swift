@@ -2,19 +2,33 @@
 /// each by its name in discovery's `native_authentication_endpoints`, with its path under
 /// the issuer. The server routes and announces them from here; the SDK reads them back.
 public enum NativeAuthEndpoint: String, Sendable, CaseIterable {
+    /// `/signup/v1.0/start`: starts a sign-up for an email address.
     case signUpStart = "signup_start"
+    /// `/signup/v1.0/challenge`: emails the sign-up code, or asks for the password.
     case signUpChallenge = "signup_challenge"
+    /// `/signup/v1.0/continue`: the code, the password or the attributes; the last one completes the sign-up.
     case signUpContinue = "signup_continue"
+    /// `/oauth2/v2.0/initiate`: starts a sign-in for an email address.
     case signInInitiate = "signin_initiate"
+    /// `/oauth2/v2.0/challenge`: asks for the password or emails a code; with `id`, picks a second factor.
     case signInChallenge = "signin_challenge"
+    /// `/oauth2/v2.0/introspect`: the second factors the person can give, after `mfa_required`.
     case signInIntrospect = "signin_introspect"
+    /// `/passkey/v1.0/options`: WebAuthn's request options for signing in with a passkey.
     case passkeyOptions = "passkey_options"
+    /// `/passkey/v1.0/signin`: a passkey's answer (`credential`) for tokens.
     case passkeySignIn = "passkey_signin"
+    /// `/oauth2/v2.0/token`: tokens for a finished step (a password, a code, a second factor, a continuation token) or a refresh token.
     case token = "token"
+    /// `/resetpassword/v1.0/start`: starts a password reset for an email address.
     case resetStart = "resetpassword_start"
+    /// `/resetpassword/v1.0/challenge`: emails the reset code.
     case resetChallenge = "resetpassword_challenge"
+    /// `/resetpassword/v1.0/continue`: the code from the email.
     case resetContinue = "resetpassword_continue"
+    /// `/resetpassword/v1.0/submit`: sets the new password.
     case resetSubmit = "resetpassword_submit"
+    /// `/resetpassword/v1.0/poll_completion`: whether the reset is done (Tessera always answers `succeeded`).
     case resetPollCompletion = "resetpassword_poll_completion"
 
     /// The path under the issuer, as Entra names it.

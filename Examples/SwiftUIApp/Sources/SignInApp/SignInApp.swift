@@ -7,6 +7,11 @@ import AuthenticationServices
 import SignInModel
 import SwiftUI
 import TesseraAuth
+#if os(iOS)
+import UIKit
+#else
+import AppKit
+#endif
 
 @main
 struct SignInApp: App {
@@ -46,7 +51,7 @@ struct ContentView: View {
                     Task { await model.sendEmailLink(to: email, continueURL: URL(string: "https://example.com/signin")!) }
                 }
                 Button("Sign in in the browser") {
-                    Task { await model.signInInBrowser(using: WebAuthenticationSessionAgent(anchor: ASPresentationAnchor())) }
+                    Task { await model.signInInBrowser(using: WebAuthenticationSessionAgent(anchor: presentationAnchor)) }
                 }
             case .codeSent(let to), .linkSent(let to):
                 Text("We sent it to \(to).")
@@ -63,10 +68,24 @@ struct ContentView: View {
             case .approving(let approval):
                 Text("\(approval.clientName) asks to sign you in").font(.headline)
                 ForEach(approval.scopes, id: \.self) { Text($0) }
-                Button("Allow") { Task { await model.approve(); model.partnerRedirect.map { openURL($0) } } }
-                Button("Deny", role: .destructive) { Task { await model.deny(); model.partnerRedirect.map { openURL($0) } } }
+                Button("Allow") { Task { await model.approve(); backToPartner() } }
+                Button("Deny", role: .destructive) { Task { await model.deny(); backToPartner() } }
             }
         }
+    }
+
+    /// The partner app, with its code (or `access_denied`).
+    private func backToPartner() {
+        if let url = model.partnerRedirect { openURL(url) }
+    }
+
+    /// The window the browser sheet is presented over.
+    private var presentationAnchor: ASPresentationAnchor {
+        #if os(iOS)
+        UIApplication.shared.connectedScenes.compactMap { ($0 as? UIWindowScene)?.keyWindow }.first ?? ASPresentationAnchor()
+        #else
+        NSApplication.shared.keyWindow ?? ASPresentationAnchor()
+        #endif
     }
 
     private var progressText: String {
