@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "TesseraCore", targets: ["TesseraCore"]),
         // For teams moving from MSAL's native auth: its delegates and names over TesseraAuth.
         .library(name: "TesseraAuthMSAL", targets: ["TesseraAuthMSAL"]),
+        // For teams moving from the Sber ID SDK: its names over TesseraAuth.
+        .library(name: "TesseraAuthSberID", targets: ["TesseraAuthSberID"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
@@ -51,6 +53,11 @@ let package = Package(
         .target(
             name: "TesseraAuthMSAL",
             dependencies: ["TesseraAuth", "TesseraAuthCore", "TesseraCore"]
+        ),
+        // The Sber ID SDK's names over TesseraAuth: `import TesseraAuthSberID`.
+        .target(
+            name: "TesseraAuthSberID",
+            dependencies: ["TesseraAuth", "TesseraAuthCore"]
         ),
         .testTarget(name: "TesseraCoreTests", dependencies: ["TesseraCore"]),
         // The SDK's own tests, without a server (the SDK against a running provider is tested in

@@ -1,10 +1,10 @@
-"""The SDK's command-line example (Examples/CommandLine), built as an app builds it — a package of
-its own depending on the repository's root package — and run against the release server: a
+"""The SDK's command-line example (Examples/, `tessera-example`), built as an app builds it — a
+package of its own depending on the repository's root package — and run against the release server: a
 native sign-in, a refresh, Native SSO between two apps of a vendor, and a partner's sign-in
 approved in the operator's authenticator app. So the code the docs show compiles and works.
 
-scripts/test builds it (`swift build --package-path Examples/CommandLine --scratch-path .build`) before the e2e suite
-and sets TESSERA_EXAMPLE_BIN to it; without it, the example's own build folder is used."""
+scripts/test builds it (`swift build --package-path Examples --build-tests`) before the e2e suite
+and sets TESSERA_EXAMPLE_BIN to it."""
 
 import os
 import subprocess
@@ -15,7 +15,7 @@ import pytest
 from conftest import PASSWORD
 from e2e_support import ROOT, random_token
 
-EXAMPLE = Path(os.environ.get("TESSERA_EXAMPLE_BIN") or ROOT / "Examples" / "CommandLine" / ".build" / "debug" / "tessera-example")
+EXAMPLE = Path(os.environ.get("TESSERA_EXAMPLE_BIN") or ROOT / "Examples" / ".build" / "debug" / "tessera-example")
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +33,7 @@ def example_apps(cli):
 
 
 def test_the_command_line_example_runs_every_flow_against_the_server(op, example_apps, tmp_path):
-    assert EXAMPLE.exists(), f"no example binary at {EXAMPLE}: build it with swift build --package-path Examples/CommandLine"
+    assert EXAMPLE.exists(), f"no example binary at {EXAMPLE}: build it with swift build --package-path Examples"
     done = subprocess.run([str(EXAMPLE), op.issuer, example_apps["email"], "--shared", str(tmp_path / "device-session.json")],
                           input=PASSWORD + "\n", capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"

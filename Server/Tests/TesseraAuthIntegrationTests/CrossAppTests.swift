@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import TesseraAuth
+import TesseraAuthSberID
 import TesseraCore
 import TesseraDomain
 import TesseraServer
@@ -83,9 +84,9 @@ struct CrossAppTests {
             }
             let shop = live.client("shop", secret: nil, redirectURI: partnerShopRedirect)
             let request = shop.makeRequest()
-            let result = try await shop.auth(with: request, opener: authenticatorApp,
-                                             appRedirect: { try await inbox.next(for: request.redirectURI, timeout: 20) },
-                                             webFallback: NoBrowser())
+            let result = try await shop.signInThroughAuthenticatorApp(request, opener: authenticatorApp,
+                                                                      appRedirect: { try await inbox.next(for: request.redirectURI, timeout: 20) },
+                                                                      browser: NoBrowser())
             let alice = try await live.provider.userAdministration.user(aliceEmail)
             #expect(result.idToken?.subject == alice.id)
             #expect(result.idToken?.nonce == request.nonce)
@@ -97,16 +98,34 @@ struct CrossAppTests {
         }
     }
 
-    @Test("without the authenticator app the same link opens the web sign-in; autoAuth says no instead")
+    @Test("without the authenticator app the same link opens the web sign-in; the IfInstalled call says no instead")
     func webFallback() async throws {
         try await withLiveProvider { live in
             try await registerCrossAppClients(live.provider)
             let shop = live.client("shop", secret: nil, redirectURI: partnerShopRedirect)
             let notInstalled = standInOpener(app: nil)
-            let result = try await shop.auth(with: shop.makeRequest(), opener: notInstalled, appRedirect: { throw AuthError(.cancelled, "unused") },
-                                             webFallback: live.browser)
+            let result = try await shop.signInThroughAuthenticatorApp(shop.makeRequest(), opener: notInstalled,
+                                                                      appRedirect: { throw AuthError(.cancelled, "unused") },
+                                                                      browser: live.browser)
             #expect(result.user?.email == aliceEmail)
-            let none = try await shop.autoAuth(shop.makeRequest(), opener: notInstalled, appRedirect: { throw AuthError(.cancelled, "unused") })
+            let none = try await shop.signInThroughAuthenticatorAppIfInstalled(shop.makeRequest(), opener: notInstalled,
+                                                                               appRedirect: { throw AuthError(.cancelled, "unused") })
+            #expect(none == nil)
+        }
+    }
+
+    @Test("Sber ID's names (TesseraAuthSberID): auth(with:) falls back to the browser, or throws cancelled without one; autoAuth says no")
+    func sberIDNames() async throws {
+        try await withLiveProvider { live in
+            try await registerCrossAppClients(live.provider)
+            let shop = live.client("shop", secret: nil, redirectURI: partnerShopRedirect)
+            let notInstalled = standInOpener(app: nil)
+            let unused: @Sendable () async throws -> URL = { throw AuthError(.cancelled, "unused") }
+            let result = try await shop.auth(with: shop.makeRequest(), opener: notInstalled, appRedirect: unused, webFallback: live.browser)
+            #expect(result.user?.email == aliceEmail)
+            await #expect { _ = try await shop.auth(with: shop.makeRequest(), opener: notInstalled, appRedirect: unused, webFallback: nil) }
+                throws: { ($0 as? AuthError)?.code == .cancelled }
+            let none = try await shop.autoAuth(shop.makeRequest(), opener: notInstalled, appRedirect: unused)
             #expect(none == nil)
         }
     }

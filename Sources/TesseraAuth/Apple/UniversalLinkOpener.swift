@@ -4,7 +4,7 @@ import TesseraAuthCore
 import UIKit
 
 /// Opens a link only in the app that claims it: the operator's authenticator app for a pushed
-/// request's link (`OIDCClient.auth(with:opener:appRedirect:webFallback:)`). False when no
+/// request's link (`OIDCClient.signInThroughAuthenticatorApp(_:opener:appRedirect:browser:)`). False when no
 /// installed app claims it; nothing opens then, and the sign-in goes to the web fallback.
 public struct UniversalLinkOpener: AppLinkOpener {
     public init() {}

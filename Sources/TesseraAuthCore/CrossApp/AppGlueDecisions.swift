@@ -30,14 +30,14 @@ public enum WebAuthenticationCallback {
 
 /// Where the redirects an app receives (the app delegate's `open url`, a scene's
 /// `onOpenURL`) meet the sign-in waiting for them: the `appRedirect` of
-/// ``OIDCClient/auth(with:opener:appRedirect:webFallback:)``.
+/// ``OIDCClient/signInThroughAuthenticatorApp(_:opener:appRedirect:browser:)``.
 ///
 /// ```swift
 /// let inbox = AppRedirectInbox()
 /// // SwiftUI: .onOpenURL { url in Task { await inbox.deliver(url) } }
-/// let result = try await client.auth(with: request, opener: UniversalLinkOpener(),
-///                                    appRedirect: { try await inbox.next(for: request.redirectURI) },
-///                                    webFallback: agent)
+/// let result = try await client.signInThroughAuthenticatorApp(request, opener: UniversalLinkOpener(),
+///                                                             appRedirect: { try await inbox.next(for: request.redirectURI) },
+///                                                             browser: agent)
 /// ```
 public actor AppRedirectInbox {
     private var waiting: [(prefix: String, continuation: CheckedContinuation<URL, any Error>)] = []

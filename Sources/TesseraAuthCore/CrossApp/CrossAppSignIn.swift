@@ -42,7 +42,7 @@ extension OIDCClient {
 /// `UniversalLinkOpener`). Elsewhere, and in tests, ``ClosureAppLinkOpener`` wraps a closure.
 public protocol AppLinkOpener: Sendable {
     /// Opens `url` in the app that claims it; false when no installed app claims it (nothing
-    /// opened: the sign-in then falls back to the browser, or ``OIDCClient/autoAuth(_:opener:appRedirect:)``
+    /// opened: the sign-in then falls back to the browser, or ``OIDCClient/signInThroughAuthenticatorAppIfInstalled(_:opener:appRedirect:)``
     /// returns nil).
     func openInApp(_ url: URL) async -> Bool
 }
@@ -70,41 +70,44 @@ public struct ClosureAppLinkOpener: AppLinkOpener {
 }
 
 extension OIDCClient {
-    /// Sign-in through the operator's authenticator app (seed 000's `auth(withSberId:)`): the
-    /// request is pushed, and its link opened in the authenticator app when one is installed;
-    /// otherwise in `webFallback` (the provider's sign-in page in `ASWebAuthenticationSession`).
+    /// Signs in through the operator's authenticator app: the request is pushed (RFC 9126) and
+    /// its link opened in the authenticator app when one is installed, otherwise in `browser`
+    /// (the provider's sign-in page).
     ///
     /// - Parameters:
     ///   - request: the sign-in request (``makeRequest(scope:redirectURI:ssoBaseURL:additionalParameters:)``), pushed first.
     ///   - opener: opens the request's link in the authenticator app only (`UniversalLinkOpener` on
     ///     iOS; ``ClosureAppLinkOpener`` elsewhere).
     ///   - appRedirect: waits for the redirect the authenticator app sends back to this app (the
-    ///     URL the app delegate receives); called only when the app link opened.
-    ///   - webFallback: the browser when no app claims the link; nil makes this ``autoAuth(_:opener:appRedirect:)`` and
-    ///     throws ``AuthError/Code/cancelled`` instead.
-    public func auth(with request: AuthRequest, opener: any AppLinkOpener, appRedirect: @Sendable () async throws -> URL,
-                     webFallback: (any ExternalUserAgent)?) async throws -> AuthorizationResult {
+    ///     URL the app receives, e.g. through ``AppRedirectInbox/next(for:timeout:)``); called only
+    ///     when the link opened in the app.
+    ///   - browser: where the link opens when no installed app claims it
+    ///     (`WebAuthenticationSessionAgent` on Apple platforms).
+    public func signInThroughAuthenticatorApp(_ request: AuthRequest, opener: any AppLinkOpener,
+                                              appRedirect: @Sendable () async throws -> URL,
+                                              browser: any ExternalUserAgent) async throws -> AuthorizationResult {
         let pushed = try await pushAuthorizationRequest(request)
         if await opener.openInApp(pushed.url) {
             return try await exchangeCode(from: try await appRedirect(), request: request)
         }
-        guard let webFallback else {
-            throw AuthError(.cancelled, "the authenticator app is not installed")
-        }
-        let callback = try await webFallback.present(pushed.url, redirectURI: request.redirectURI)
+        let callback = try await browser.present(pushed.url, redirectURI: request.redirectURI)
         return try await exchangeCode(from: callback, request: request)
     }
 
-    /// ``auth(with:opener:appRedirect:webFallback:)`` without a web fallback: sign-in started by
-    /// the app itself, not by a button (seed 000's `autoAuth`). False when the authenticator app
-    /// is not installed, so the app can show its own sign-in.
-    public func autoAuth(_ request: AuthRequest, opener: any AppLinkOpener,
-                         appRedirect: @Sendable () async throws -> URL) async throws -> AuthorizationResult? {
-        do {
-            return try await auth(with: request, opener: opener, appRedirect: appRedirect, webFallback: nil)
-        } catch let error as AuthError where error.code == .cancelled {
-            return nil
-        }
+    /// ``signInThroughAuthenticatorApp(_:opener:appRedirect:browser:)`` without the browser, for a
+    /// sign-in the app starts by itself rather than from a button: nil when no installed app
+    /// claims the link (nothing opened; show the app's own sign-in).
+    ///
+    /// - Parameters:
+    ///   - request: the sign-in request, pushed first.
+    ///   - opener: opens the request's link in the authenticator app only.
+    ///   - appRedirect: waits for the redirect the authenticator app sends back.
+    public func signInThroughAuthenticatorAppIfInstalled(_ request: AuthRequest, opener: any AppLinkOpener,
+                                                         appRedirect: @Sendable () async throws -> URL)
+        async throws -> AuthorizationResult? {
+        let pushed = try await pushAuthorizationRequest(request)
+        guard await opener.openInApp(pushed.url) else { return nil }
+        return try await exchangeCode(from: try await appRedirect(), request: request)
     }
 }
 

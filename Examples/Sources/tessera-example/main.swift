@@ -82,9 +82,10 @@ do {
     let shop = OIDCClient(configuration: .init(issuer: issuer, clientID: "example-shop", redirectURI: "com.example.shop:/callback",
                                                scope: "openid email"))
     let request = shop.makeRequest()
-    let approved = try await shop.auth(with: request, opener: authenticatorApp,
-                                       appRedirect: { try await inbox.next(for: request.redirectURI, timeout: 30) },
-                                       webFallback: nil)
+    guard let approved = try await shop.signInThroughAuthenticatorAppIfInstalled(
+        request, opener: authenticatorApp, appRedirect: { try await inbox.next(for: request.redirectURI, timeout: 30) }) else {
+        throw AuthError(.cancelled, "the authenticator app is not installed")
+    }
     step("partner signed in: \(approved.user?.email ?? "?")")
 
     // Signing out everywhere on the device ends the mail and calendar sessions at once.
