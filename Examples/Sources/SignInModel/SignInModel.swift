@@ -77,18 +77,15 @@ public final class SignInModel {
         session = AuthState(client: native.oidc, store: store)
     }
 
-    /// Reads the stored session: signed in (refreshed when needed), or the sign-in screen.
+    /// Reads the stored session: signed in, or the sign-in screen. Nothing is sent: the tokens
+    /// are refreshed when the app next calls its API (`AuthState.freshTokens`), so starting
+    /// offline doesn't look like being signed out.
     public func start() async {
         do {
             session = try await AuthState.restore(client: native.oidc, store: store)
-            if let user = await session.currentUser {
-                _ = try await session.freshTokens()
-                phase = .signedIn(Account(user))
-            } else {
-                phase = .signedOut
-            }
+            await showSession()
         } catch {
-            phase = .signedOut
+            phase = .failed("The stored session can't be read: sign in again. (\(error))")
         }
     }
 
@@ -220,7 +217,7 @@ public final class SignInModel {
         let approver = AuthorizationApprover(state: session)
         do {
             partnerRedirect = approve ? try await approver.approve(request) : try await approver.deny(request)
-            await showSignedIn()
+            await showSession()
         } catch {
             phase = .failed("\(error)")
         }
@@ -242,7 +239,7 @@ public final class SignInModel {
         }
     }
 
-    private func showSignedIn() async {
+    private func showSession() async {
         phase = await session.currentUser.map { .signedIn(Account($0)) } ?? .signedOut
     }
 }

@@ -30,12 +30,20 @@ final class LocalServer: @unchecked Sendable {
         process.arguments = ["serve", "--port", "\(port)", "--database", database]
         process.currentDirectoryURL = folder
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: log)
         try process.run()
         try await waitUntilReady()
     }
 
     var database: String { folder.appendingPathComponent("tessera.sqlite").path }
+    /// `tessera serve`'s standard error: its last lines go into a start-up failure.
+    var log: URL { folder.appendingPathComponent("serve.log") }
+
+    private func failure(_ what: String) -> Failure {
+        let lines = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").suffix(10)
+        return Failure(what + (lines.isEmpty ? "" : ":\n" + lines.joined(separator: "\n")))
+    }
 
     func stop() {
         if process.isRunning { process.terminate(); process.waitUntilExit() }
@@ -64,15 +72,16 @@ final class LocalServer: @unchecked Sendable {
 
     private func waitUntilReady() async throws {
         for _ in 0..<300 {
-            guard process.isRunning else { throw Failure("tessera serve exited (\(process.terminationStatus))") }
+            guard process.isRunning else { throw failure("tessera serve exited (\(process.terminationStatus))") }
             if let (_, response) = try? await URLSession.shared.data(from: issuer.appendingPathComponent("health")),
                (response as? HTTPURLResponse)?.statusCode == 200 {
                 return
             }
             try await Task.sleep(nanoseconds: 100_000_000)
         }
+        let timedOut = failure("tessera serve was not ready in 30 s")
         stop()
-        throw Failure("tessera serve was not ready in 30 s")
+        throw timedOut
     }
 
     private static func freePort() throws -> Int {
