@@ -185,6 +185,33 @@ public actor AuthState {
         try await client.endSessionURL(idTokenHint: tokens?.idToken, postLogoutRedirectURI: postLogoutRedirectURI, state: state)
     }
 
+    /// Signs out here and at the provider: builds the logout request with the session's ID token
+    /// as `id_token_hint` and a fresh `state`, signs out as ``signOut()`` does (revocation, tokens
+    /// forgotten here and in the store), then opens the logout URL with `userAgent` and checks the
+    /// redirect to `postLogoutRedirectURI` (RP-Initiated Logout 1.0 §2, §3;
+    /// ``OIDCClient/endSession(_:using:)``).
+    ///
+    /// The local session is gone whatever happens. The first failure is thrown after both steps
+    /// were tried: the revocation's or the store's (as ``signOut()``), else the browser's
+    /// (``AuthError/Code/cancelled`` when the person closed it, ``AuthError/Code/stateMismatch``).
+    ///
+    /// - Parameters:
+    ///   - userAgent: the browser that shows the provider's logout page.
+    ///   - postLogoutRedirectURI: where the provider sends the browser back, registered for the client.
+    ///   - uiLocales: the logout page's languages (`ui_locales`), e.g. `"ru en"`; nil sends none.
+    @discardableResult
+    public func signOut(using userAgent: any ExternalUserAgent, postLogoutRedirectURI: String,
+                        uiLocales: String? = nil) async throws -> EndSessionResponse {
+        let request = client.makeEndSessionRequest(idTokenHint: tokens?.idToken, postLogoutRedirectURI: postLogoutRedirectURI,
+                                                   uiLocales: uiLocales)
+        var failure: (any Error)?
+        do { try await signOut() } catch { failure = error }
+        let ended: Result<EndSessionResponse, any Error>
+        do { ended = .success(try await client.endSession(request, using: userAgent)) } catch { ended = .failure(error) }
+        if let failure { throw failure }
+        return try ended.get()
+    }
+
     private func persist(_ tokens: TokenSet) async throws {
         guard let store else { return }
         do { try await store.save(tokens) } catch let error as AuthError { throw error } catch {

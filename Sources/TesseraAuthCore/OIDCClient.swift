@@ -172,35 +172,20 @@ public final class OIDCClient: Sendable {
     }
 
     /// Redeems the code of a validated response with the request's PKCE verifier, then validates
-    /// the ID token against the request's nonce (OpenID Connect Core §3.1.3).
+    /// the ID token against the request's nonce (OpenID Connect Core §3.1.3): ``token(_:)`` with
+    /// ``TokenRequest/init(exchanging:for:)``.
     public func exchangeCode(_ response: AuthResponse, request: AuthRequest) async throws -> AuthorizationResult {
-        guard let code = response.authCode else {
-            if let error = response.oauthError { throw AuthError.oauth(error) }
-            throw AuthError.invalidResponse("the response has no code")
-        }
-        return try await redeemCode(code, redirectURI: request.redirectURI, codeVerifier: request.codeVerifier, nonce: request.nonce,
-                                    scope: request.scope)
+        try await token(try TokenRequest(exchanging: response, for: request))
     }
 
     /// Redeems an authorization code obtained some other way (a native app's Sign in with Apple
-    /// code has no redirect URI), validating the ID token against `nonce`.
+    /// code has no redirect URI), validating the ID token against `nonce`: ``token(_:)`` with
+    /// ``TokenRequest/init(code:redirectURI:codeVerifier:nonce:requestedScope:additionalParameters:)``.
+    /// An ID token is required when `requested` (or the answer's `scope`) contains `openid`.
     public func redeemCode(_ code: String, redirectURI: String?, codeVerifier: String?, nonce: String?,
                            scope requested: String) async throws -> AuthorizationResult {
-        var parameters = [("grant_type", GrantType.authorizationCode), ("code", code)]
-        if let redirectURI { parameters.append(("redirect_uri", redirectURI)) }
-        if let verifier = codeVerifier { parameters.append(("code_verifier", verifier)) }
-        let receivedAt = now()
-        let token = try await tokenRequest(parameters)
-        let scope = ScopeSet(parsing: token.scope ?? requested)
-        var idToken: IDToken?
-        if let raw = token.idToken {
-            idToken = try await validateIDToken(raw, nonce: nonce, accessToken: token.accessToken)
-        } else if scope.contains("openid") {
-            throw AuthError.invalidResponse("the token response has no id_token although openid was granted (OpenID Connect Core §3.1.3.3)")
-        }
-        let tokens = TokenSet(response: token, receivedAt: receivedAt, issuer: configuration.issuerIdentifier,
-                              clientID: configuration.clientID)
-        return AuthorizationResult(tokens: tokens, idToken: idToken)
+        try await token(TokenRequest(code: code, redirectURI: redirectURI, codeVerifier: codeVerifier, nonce: nonce,
+                                     requestedScope: requested))
     }
 
     /// Exchanges a refresh token for new tokens (RFC 6749 §6), validating a new ID token against
@@ -209,18 +194,63 @@ public final class OIDCClient: Sendable {
     /// This sends the refresh token every time it is called. Tessera rotates refresh tokens and
     /// treats a second use as theft (revoking the whole session), so apps should refresh through
     /// ``AuthState``, which makes concurrent callers share one request.
+    ///
+    /// ``perform(_:)`` with ``TokenRequest/init(refreshing:scope:)``; what the answer leaves out
+    /// (a refresh token that wasn't rotated, the ID token, the scope) is kept from `tokens`.
     public func refresh(_ tokens: TokenSet, scope: String? = nil) async throws -> TokenSet {
-        guard let refreshToken = tokens.refreshToken else { throw AuthError(.notSignedIn, "there is no refresh token") }
-        var parameters = [("grant_type", GrantType.refreshToken), ("refresh_token", refreshToken)]
-        if let scope { parameters.append(("scope", scope)) }
+        let request = try TokenRequest(refreshing: tokens, scope: scope)
         let receivedAt = now()
-        let response = try await tokenRequest(parameters)
-        if let raw = response.idToken {
-            let original = try tokens.idToken.map(IDToken.init(parsing:))
-            _ = try await validateIDToken(raw, nonce: nil, accessToken: response.accessToken, original: original)
-        }
+        let response = try await perform(request)
+        _ = try await validatedIDToken(of: response, for: request)
         return TokenSet(response: response, receivedAt: receivedAt, previous: tokens, issuer: configuration.issuerIdentifier,
                         clientID: configuration.clientID)
+    }
+
+    /// Posts `request` to the discovered `token_endpoint` with this client's authentication
+    /// (RFC 6749 §2.3.1: `client_secret_basic` with a secret, `client_secret_post` when
+    /// ``Configuration/secretInBody``, otherwise `client_id` in the form) and returns the answer
+    /// as sent (RFC 6749 §5.1). Nothing in it is validated beyond its shape: use ``token(_:)`` for
+    /// a checked ID token.
+    ///
+    /// - Throws: ``AuthError`` ``AuthError/Code/oauth`` with the provider's error (RFC 6749 §5.2);
+    ///   ``AuthError/Code/invalidResponse`` for an answer that isn't JSON or whose `token_type`
+    ///   isn't `Bearer` (RFC 6750); ``AuthError/Code/configuration`` for a token endpoint that isn't
+    ///   `https` (or `http` on loopback); ``AuthError/Code/discovery``, ``AuthError/Code/network``.
+    public func perform(_ request: TokenRequest) async throws -> TokenResponse {
+        try await tokenRequest(request.parameters.map { ($0.name, $0.value) })
+    }
+
+    /// Performs `request` (``perform(_:)``) and validates the answer's ID token (OpenID Connect
+    /// Core §3.1.3.7) against the request's ``TokenRequest/nonce``, and for a refresh against its
+    /// ``TokenRequest/originalIDToken`` (§12.2). For the authorization-code grant an answer without
+    /// an ID token is refused when `openid` was granted: the answer's `scope`, or else the
+    /// request's ``TokenRequest/requestedScope`` (§3.1.3.3).
+    ///
+    /// The result's tokens are the answer's alone; ``refresh(_:scope:)`` also keeps what a refresh
+    /// answer leaves out (RFC 6749 §6).
+    ///
+    /// - Throws: what ``perform(_:)`` throws; ``AuthError/Code/idTokenInvalid`` with the failed
+    ///   check; ``AuthError/Code/invalidResponse`` for a missing ID token.
+    public func token(_ request: TokenRequest) async throws -> AuthorizationResult {
+        let receivedAt = now()
+        let response = try await perform(request)
+        let idToken = try await validatedIDToken(of: response, for: request)
+        let tokens = TokenSet(response: response, receivedAt: receivedAt, issuer: configuration.issuerIdentifier,
+                              clientID: configuration.clientID)
+        return AuthorizationResult(tokens: tokens, idToken: idToken)
+    }
+
+    /// The answer's ID token, validated for `request`; nil when there is none and none is due.
+    private func validatedIDToken(of response: TokenResponse, for request: TokenRequest) async throws -> IDToken? {
+        if let raw = response.idToken {
+            let original = try request.originalIDToken.map(IDToken.init(parsing:))
+            return try await validateIDToken(raw, nonce: request.nonce, accessToken: response.accessToken, original: original)
+        }
+        if request.grantType == GrantType.authorizationCode,
+           ScopeSet(parsing: response.scope ?? request.requestedScope ?? "").contains("openid") {
+            throw AuthError.invalidResponse("the token response has no id_token although openid was granted (OpenID Connect Core §3.1.3.3)")
+        }
+        return nil
     }
 
     /// Posts a form to the token endpoint with this client's authentication and decodes the answer
@@ -368,24 +398,56 @@ public final class OIDCClient: Sendable {
         _ = try await post(to: endpoint, parameters, name: "revocation endpoint")
     }
 
+    /// A logout request (RP-Initiated Logout 1.0 §2) with this client's `client_id` and, when
+    /// `postLogoutRedirectURI` is set and `state` is nil, a fresh `state`.
+    ///
+    /// - Parameters:
+    ///   - idTokenHint: the session's ID token (`id_token_hint`), so the provider can log out without
+    ///     asking; nil sends none.
+    ///   - postLogoutRedirectURI: where the browser comes back (`post_logout_redirect_uri`),
+    ///     registered for the client; nil: it stays on the provider's page.
+    ///   - state: `state`; nil makes a fresh one when there is a `postLogoutRedirectURI`.
+    ///   - uiLocales: the logout page's languages (`ui_locales`), e.g. `"ru en"`; nil sends none.
+    public func makeEndSessionRequest(idTokenHint: String?, postLogoutRedirectURI: String? = nil, state: String? = nil,
+                                      uiLocales: String? = nil) -> EndSessionRequest {
+        EndSessionRequest(idTokenHint: idTokenHint, postLogoutRedirectURI: postLogoutRedirectURI, state: state,
+                          uiLocales: uiLocales, clientID: configuration.clientID)
+    }
+
+    /// The logout URL for `request` at the discovered `end_session_endpoint` (RP-Initiated Logout
+    /// 1.0 §2); see ``EndSessionRequest/url(metadata:)``.
+    public func endSessionURL(for request: EndSessionRequest) async throws -> URL {
+        try request.url(metadata: try await discover())
+    }
+
+    /// Ends the provider's session in the browser: opens the logout URL of `request` with
+    /// `userAgent`, waits for the redirect to its ``EndSessionRequest/postLogoutRedirectURI`` and
+    /// checks it (RP-Initiated Logout 1.0 §2, §3). The app's own tokens are untouched: revoke them
+    /// (``AuthState/signOut()``) as well.
+    ///
+    /// - Throws: ``AuthError/Code/configuration`` before opening anything when `request` has no
+    ///   post-logout redirect URI (nothing would come back); what the user agent throws
+    ///   (``AuthError/Code/cancelled``, ``AuthError/Code/timeout``); what
+    ///   ``EndSessionResponse/init(url:request:)`` throws (``AuthError/Code/stateMismatch``).
+    public func endSession(_ request: EndSessionRequest, using userAgent: any ExternalUserAgent) async throws -> EndSessionResponse {
+        guard let redirectURI = request.postLogoutRedirectURI else {
+            throw AuthError(.configuration, "a logout in the browser needs a post_logout_redirect_uri to come back to")
+        }
+        let url = try await endSessionURL(for: request)
+        let callback = try await userAgent.present(url, redirectURI: redirectURI)
+        return try EndSessionResponse(url: callback, request: request)
+    }
+
     /// The provider's logout URL (RP-Initiated Logout 1.0 §2): open it in the browser to end the
     /// provider's session too. `idTokenHint` lets the provider log out without asking; the
-    /// post-logout redirect URI must be registered for the client.
+    /// post-logout redirect URI must be registered for the client. `state` is sent only when given
+    /// (``makeEndSessionRequest(idTokenHint:postLogoutRedirectURI:state:uiLocales:)`` makes one).
     public func endSessionURL(idTokenHint: String?, postLogoutRedirectURI: String? = nil, state: String? = nil,
                               uiLocales: String? = nil) async throws -> URL {
-        let metadata = try await discover()
-        guard let endpoint = metadata.endSessionEndpoint, let url = URL(string: endpoint) else {
-            throw AuthError(.discovery, "the provider has no end_session_endpoint")
-        }
-        try AuthRequest.checkEndpoint(url, name: "end_session_endpoint")
-        var parameters: [(String, String)] = []
-        if let idTokenHint { parameters.append(("id_token_hint", idTokenHint)) }
-        parameters.append(("client_id", configuration.clientID))
-        if let postLogoutRedirectURI { parameters.append(("post_logout_redirect_uri", postLogoutRedirectURI)) }
-        if let state { parameters.append(("state", state)) }
-        if let uiLocales { parameters.append(("ui_locales", uiLocales)) }
-        guard let result = FormEncoding.appending(parameters, to: url) else { throw AuthError(.discovery, "cannot build the logout URL") }
-        return result
+        var request = makeEndSessionRequest(idTokenHint: idTokenHint, postLogoutRedirectURI: postLogoutRedirectURI,
+                                            uiLocales: uiLocales)
+        request.state = state
+        return try await endSessionURL(for: request)
     }
 }
 
