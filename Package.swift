@@ -18,6 +18,8 @@ let package = Package(
         .library(name: "TesseraAuthMSAL", targets: ["TesseraAuthMSAL"]),
         // For teams moving from the Sber ID SDK: its names over TesseraAuth.
         .library(name: "TesseraAuthSberID", targets: ["TesseraAuthSberID"]),
+        // For teams moving from Firebase's email-link sign-in: its shapes over TesseraAuth.
+        .library(name: "TesseraAuthFirebase", targets: ["TesseraAuthFirebase"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
@@ -59,10 +61,16 @@ let package = Package(
             name: "TesseraAuthSberID",
             dependencies: ["TesseraAuth", "TesseraAuthCore"]
         ),
+        // Firebase's email-link shapes (EmailLinkAuth, ActionCodeSettings, AuthDataResult,
+        // EmailLinkError) over TesseraAuth's EmailLinkClient: `import TesseraAuthFirebase`.
+        .target(
+            name: "TesseraAuthFirebase",
+            dependencies: ["TesseraAuth", "TesseraAuthCore"]
+        ),
         .testTarget(name: "TesseraCoreTests", dependencies: ["TesseraCore"]),
         // The SDK's own tests, without a server (the SDK against a running provider is tested in
         // the server's package, Server/Tests/TesseraAuthIntegrationTests).
-        .testTarget(name: "TesseraAuthTests", dependencies: ["TesseraAuth", "TesseraAuthCore", "TesseraCore"]),
+        .testTarget(name: "TesseraAuthTests", dependencies: ["TesseraAuth", "TesseraAuthCore", "TesseraCore", "TesseraAuthSberID", "TesseraAuthMSAL", "TesseraAuthFirebase"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -304,6 +304,7 @@ let package = Package(
                 .product(name: "TesseraAuth", package: "tessera"),
                 .product(name: "TesseraAuthCore", package: "tessera"),
                 .product(name: "TesseraAuthMSAL", package: "tessera"),
+                .product(name: "TesseraAuthFirebase", package: "tessera"),
                 .product(name: "TesseraAuthSberID", package: "tessera"),
                 .product(name: "TesseraCore", package: "tessera"),
                 "TesseraDomain",

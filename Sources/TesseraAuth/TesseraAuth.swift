@@ -37,7 +37,7 @@ extension NativeAuthClient {
     }
 }
 
-extension EmailLinkAuth {
+extension EmailLinkClient {
     /// Email links for the first-party client `clientID` at `issuer`, over a ``URLSessionTransport``.
     ///
     /// - Parameters:
@@ -48,21 +48,5 @@ extension EmailLinkAuth {
                             pendingEmails: (any PendingEmailStore)? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
         self.init(issuer: issuer, clientID: clientID, scopes: scopes, pendingEmails: pendingEmails, transport: URLSessionTransport(),
                   now: now)
-    }
-}
-
-extension NativeAuthClient {
-    @available(*, deprecated, renamed: "init(issuer:clientID:challengeTypes:scopes:now:)")
-    public convenience init(issuer: URL, clientId: String, challengeTypes: [NativeAuthChallengeType] = [.oob, .password, .redirect],
-                            scopes: [String] = NativeAuthClient.defaultScopes, now: @escaping @Sendable () -> Date = { Date() }) {
-        self.init(issuer: issuer, clientID: clientId, challengeTypes: challengeTypes, scopes: scopes, now: now)
-    }
-}
-
-extension EmailLinkAuth {
-    @available(*, deprecated, renamed: "init(issuer:clientID:scopes:pendingEmails:now:)")
-    public convenience init(issuer: URL, clientId: String, scopes: [String] = NativeAuthClient.defaultScopes,
-                            pendingEmails: (any PendingEmailStore)? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
-        self.init(issuer: issuer, clientID: clientId, scopes: scopes, pendingEmails: pendingEmails, now: now)
     }
 }

@@ -4,10 +4,9 @@ import TesseraCore
 /// An OpenID Connect authorization request (OpenID Connect Core §3.1.2.1, RFC 6749 §4.1.1)
 /// with PKCE (RFC 7636): what the app sends the user's browser to the provider with.
 ///
-/// It mirrors Sber ID's `SIDAuthRequest` (`scope`, `state`, `nonce`, `redirectURI`,
-/// `codeChallenge`, `codeChallengeMethod`, `ssoBaseURL`) and AppAuth's
-/// `OIDAuthorizationRequest`. By default `state`, `nonce` and the PKCE verifier are generated,
-/// so the shortest correct request is:
+/// Its members are the request's parameters, as in AppAuth's `OIDAuthorizationRequest`. By
+/// default `state`, `nonce` and the PKCE verifier are generated, so the shortest correct
+/// request is:
 ///
 /// ```swift
 /// let request = AuthRequest(clientID: "my-app", redirectURI: "com.example.app:/callback")
@@ -40,7 +39,7 @@ public struct AuthRequest: Sendable, Equatable, Codable {
     /// code exchange sends it. `nil` when the app made the challenge itself and keeps the verifier.
     public var codeVerifier: String?
     /// Seamless sign-in (seed 000): the scheme and host a deep link named (see
-    /// ``AuthUtils/getSSOUrlStringFrom(_:parameterNames:)``). When set, the authorization
+    /// ``HandoffLink/ssoBaseURL(in:parameterNames:)``). When set, the authorization
     /// request goes to the provider's authorization path on this base instead of the
     /// discovered endpoint; the base must be a host the app trusts.
     public var ssoBaseURL: String?
@@ -59,7 +58,7 @@ public struct AuthRequest: Sendable, Equatable, Codable {
     /// `claims` (OpenID Connect Core §5.5): individual claims asked for.
     public var claims: ClaimsRequest?
     /// `handoff_ticket`: the ticket an authenticator app handed over in the deep link that opened
-    /// this app (``AuthUtils/ssoTicket(from:)``); the provider signs its user in without a page.
+    /// this app (``HandoffLink/ticket(in:)``); the provider signs its user in without a page.
     public var handoffTicket: String?
     /// Any other parameter, sent as is. Standard parameters set above win over a duplicate here.
     public var additionalParameters: [String: String]
@@ -74,8 +73,8 @@ public struct AuthRequest: Sendable, Equatable, Codable {
 
     /// A request with fresh `state`, `nonce` and PKCE verifier (S256).
     public init(clientID: String, scope: String = AuthRequest.defaultScope, redirectURI: String,
-                state: String = AuthUtils.generateState(), nonce: String? = AuthUtils.generateNonce(),
-                codeVerifier: String = AuthUtils.createVerifier(), ssoBaseURL: String? = nil,
+                state: String = SecureRandom.token(bytes: 32), nonce: String? = SecureRandom.token(bytes: 32),
+                codeVerifier: String = PKCE.createVerifier(), ssoBaseURL: String? = nil,
                 additionalParameters: [String: String] = [:]) {
         self.clientID = clientID
         self.scope = scope
@@ -83,14 +82,14 @@ public struct AuthRequest: Sendable, Equatable, Codable {
         self.state = state
         self.nonce = nonce
         self.codeVerifier = codeVerifier
-        self.codeChallenge = AuthUtils.createChallenge(codeVerifier)
+        self.codeChallenge = PKCE.createChallenge(codeVerifier)
         self.codeChallengeMethod = Self.challengeMethod
         self.ssoBaseURL = ssoBaseURL
         self.additionalParameters = additionalParameters
     }
 
-    /// Seed-style initialiser (Sber ID's `SIDAuthRequest(clientID:scope:state:nonce:ssoBaseURL:redirectURI:codeChallenge:codeChallengeMethod:)`):
-    /// every value chosen by the app. Pass ``codeVerifier`` too if the SDK should redeem the code.
+    /// A request whose every value the app chose, the PKCE challenge included (made with
+    /// `PKCE.createChallenge(_:)`, or by another component that keeps the verifier). Pass ``codeVerifier`` too if the SDK should redeem the code.
     public init(clientID: String, scope: String, state: String, nonce: String?, ssoBaseURL: String? = nil, redirectURI: String,
                 codeChallenge: String?, codeChallengeMethod: String?, codeVerifier: String? = nil) {
         self.clientID = clientID
@@ -177,37 +176,45 @@ public struct AuthRequest: Sendable, Equatable, Codable {
 
     static func checkEndpoint(_ url: URL, name: String) throws {
         let scheme = url.scheme?.lowercased()
-        guard scheme == "https" || (scheme == "http" && AuthUtils.isLoopback(host: url.host)) else {
+        guard scheme == "https" || (scheme == "http" && HandoffLink.isLoopback(host: url.host)) else {
             throw AuthError(.configuration, "the \(name) \(url) must use https (http only on a loopback address)")
         }
     }
 }
 
-/// Helpers with the names of the seeds' `SIDUtils` / `SBKUtils`: PKCE values, random
-/// `state` and `nonce`, and the SSO base URL of a seamless sign-in deep link.
-public enum AuthUtils {
-    /// A new PKCE `code_verifier`: 32 random bytes, base64url, 43 characters (RFC 7636 §4.1).
-    public static func createVerifier() -> String { PKCE.createVerifier() }
+/// The deep link that opened this app, read for a seamless sign-in: the hand-off ticket an
+/// authenticator app put in it, and the SSO base URL some providers add.
+///
+/// ```swift
+/// // the app was opened with `url`:
+/// if let ticket = HandoffLink.ticket(in: url) {
+///     var request = client.makeRequest()
+///     request.handoffTicket = ticket        // or simply: client.signIn(handoffFrom: url, using: browser)
+/// }
+/// ```
+public enum HandoffLink {
+    /// The hand-off ticket an authenticator app put in the deep link that opened this app (query
+    /// or fragment member `handoff_ticket`, at most 128 characters), for
+    /// ``AuthRequest/handoffTicket``; nil when there is none.
+    public static func ticket(in url: URL?) -> String? {
+        guard let ticket = pairs(of: url).first(where: { $0.0 == "handoff_ticket" })?.1, !ticket.isEmpty, ticket.count <= 128 else {
+            return nil
+        }
+        return ticket
+    }
 
-    /// The S256 `code_challenge` of a verifier: BASE64URL(SHA256(verifier)) (RFC 7636 §4.2).
-    public static func createChallenge(_ verifier: String) -> String { PKCE.createChallenge(verifier) }
-
-    /// A fresh `state`: 256 random bits, base64url, so guessing it is far below RFC 6749 §10.10's 2^-160.
-    public static func generateState() -> String { SecureRandom.token(bytes: 32) }
-
-    /// A fresh `nonce`, as unguessable as ``generateState()`` (OpenID Connect Core §15.5.2).
-    public static func generateNonce() -> String { SecureRandom.token(bytes: 32) }
-
-    /// The SSO base URL (scheme, host and port) carried by a seamless sign-in deep link, as
-    /// Sber ID's `getSSOUrlStringFrom(_:)` returns it; `nil` when the link has none.
+    /// The SSO base URL (scheme, host and port) a deep link carries, for
+    /// ``AuthRequest/ssoBaseURL``; nil when the link has none.
     ///
     /// The value is looked for in the query (then the fragment) under `parameterNames`, in order.
     /// Only an `https` URL (or `http` on a loopback address) is accepted; its path, query and
-    /// credentials are dropped. Pass the result as ``AuthRequest/ssoBaseURL``.
-    public static func getSSOUrlStringFrom(_ url: URL?,
-                                           parameterNames: [String] = ["ssoBaseUrl", "sso_base_url", "sberIDRedirect"]) -> String? {
-        guard let url, let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
-        let pairs = FormEncoding.pairs(components.percentEncodedQuery ?? "") + FormEncoding.pairs(components.percentEncodedFragment ?? "")
+    /// credentials are dropped.
+    ///
+    /// - Parameters:
+    ///   - url: the deep link.
+    ///   - parameterNames: the members that may carry the URL, tried in order.
+    public static func ssoBaseURL(in url: URL?, parameterNames: [String] = ["ssoBaseUrl", "sso_base_url", "sberIDRedirect"]) -> String? {
+        let pairs = pairs(of: url)
         for name in parameterNames {
             guard let value = pairs.first(where: { $0.0 == name })?.1,
                   let candidate = URLComponents(string: value), let scheme = candidate.scheme?.lowercased(),
@@ -222,13 +229,10 @@ public enum AuthUtils {
         return nil
     }
 
-    /// The hand-off ticket an authenticator app put in the deep link that opened this app (query
-    /// or fragment member `handoff_ticket`), for ``AuthRequest/handoffTicket``; nil when there is none.
-    public static func ssoTicket(from url: URL?) -> String? {
-        guard let url, let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
-        let pairs = FormEncoding.pairs(components.percentEncodedQuery ?? "") + FormEncoding.pairs(components.percentEncodedFragment ?? "")
-        guard let ticket = pairs.first(where: { $0.0 == "handoff_ticket" })?.1, !ticket.isEmpty, ticket.count <= 128 else { return nil }
-        return ticket
+    /// The query's members, then the fragment's.
+    private static func pairs(of url: URL?) -> [(String, String)] {
+        guard let url, let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return [] }
+        return FormEncoding.pairs(components.percentEncodedQuery ?? "") + FormEncoding.pairs(components.percentEncodedFragment ?? "")
     }
 
     /// Whether `host` is a loopback address literal or `localhost` (RFC 8252 §7.3, §8.3).

@@ -107,7 +107,7 @@ public struct AuthResponse: Sendable, Equatable {
     static func sameEndpoint(_ url: URL, _ redirectURI: String) -> Bool {
         guard let actual = URLComponents(url: url, resolvingAgainstBaseURL: false),
               let expected = URLComponents(string: redirectURI) else { return false }
-        let anyPort = expected.port == nil && AuthUtils.isLoopback(host: expected.host)
+        let anyPort = expected.port == nil && HandoffLink.isLoopback(host: expected.host)
         func path(_ c: URLComponents) -> String { c.percentEncodedPath.isEmpty ? "/" : c.percentEncodedPath }
         return actual.scheme?.lowercased() == expected.scheme?.lowercased()
             && actual.host?.lowercased() == expected.host?.lowercased()

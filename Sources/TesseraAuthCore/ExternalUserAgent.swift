@@ -18,23 +18,6 @@ public protocol ExternalUserAgent: Sendable {
     /// Throws ``AuthError`` with ``AuthError/Code/cancelled`` when the user gives up, and
     /// ``AuthError/Code/timeout`` when no redirect arrives in time.
     func present(_ url: URL, redirectURI: String) async throws -> URL
-
-    /// The name of earlier versions. An agent implements one of the two; each defaults to the other.
-    @available(*, deprecated, renamed: "present(_:redirectURI:)")
-    func present(_ url: URL, redirectUri: String) async throws -> URL
-}
-
-extension ExternalUserAgent {
-    /// Agents written against earlier versions implement `present(_:redirectUri:)`: it serves.
-    @available(*, deprecated, message: "implement present(_:redirectURI:)")
-    public func present(_ url: URL, redirectURI: String) async throws -> URL {
-        try await present(url, redirectUri: redirectURI)
-    }
-
-    @available(*, deprecated, renamed: "present(_:redirectURI:)")
-    public func present(_ url: URL, redirectUri: String) async throws -> URL {
-        try await present(url, redirectURI: redirectUri)
-    }
 }
 
 /// The user agent of a command-line or desktop program (RFC 8252 §7.3): opens the system

@@ -458,18 +458,19 @@ public struct AuthorizationResult: Sendable, Equatable {
     /// The validated ID token, when `openid` was granted.
     public var idToken: IDToken?
 
+    /// Whether the provider said this sign-in created the account (`is_new_user` of the token
+    /// answer: the first email link of an address does).
+    public var isNewUser: Bool
+
     /// A result of `tokens` and their validated `idToken`.
-    public init(tokens: TokenSet, idToken: IDToken?) {
+    public init(tokens: TokenSet, idToken: IDToken?, isNewUser: Bool = false) {
         self.tokens = tokens
         self.idToken = idToken
+        self.isNewUser = isNewUser
     }
 
     /// The signed-in user, from the ID token.
     public var user: AuthUser? { AuthUser(idToken: idToken) }
-
-    /// Seed 000's `appToken` "for seamless sign-in": the Native SSO device secret, present when
-    /// the sign-in asked for `device_sso` (share it with ``TokenSet/deviceSession``).
-    public var appToken: String? { tokens.deviceSecret }
 }
 
 /// The discovery document and one in-flight fetch shared by concurrent callers.

@@ -66,8 +66,8 @@ public typealias MSALNativeAuthChannelType = NativeAuthChannelType
 public typealias MSALNativeAuthRequiredAttribute = AttributeRequirement
 
 /// The error a delegate gets when the flow reached a step whose optional method it lacks.
-func unhandled(_ what: String, method: String) -> NativeAuthFailure {
-    NativeAuthFailure(.invalidResponse, "unhandled_step", "The flow needs \(what), but the delegate does not implement \(method).")
+func unhandled(_ what: String, method: String) -> AuthError {
+    AuthError(.configuration, "The flow needs \(what), but the delegate does not implement \(method).")
 }
 
 // MARK: - Sign-up
@@ -86,8 +86,10 @@ public protocol SignUpStartDelegate: AnyObject {
 extension SignUpStartDelegate {
     /// Reports the refused attributes through `onSignUpStartError(error:)`.
     public func onSignUpAttributesInvalid(attributeNames: [String]) {
-        var failure = NativeAuthFailure(.server, "invalid_grant", "Some attributes are not valid: \(attributeNames.joined(separator: ", ")).",
-                                        suberror: "attribute_validation_failed")
+        var failure = AuthError(.invalidAttributes, "Some attributes are not valid: \(attributeNames.joined(separator: ", ")).",
+                                oauthError: OAuthError(.invalidGrant, "Some attributes are not valid: \(attributeNames.joined(separator: ", ")).",
+                                                       detail: nil))
+        failure.suberror = "attribute_validation_failed"
         failure.invalidAttributes = attributeNames
         onSignUpStartError(error: SignUpStartError(failure))
     }
@@ -330,10 +332,10 @@ extension NativeAuthClient {
             switch await self.signUp(username: parameters.username, password: parameters.password, attributes: parameters.attributes) {
             case .codeRequired(let state, let sentTo, let channel, let codeLength):
                 delegate.onSignUpCodeRequired(newState: state, sentTo: sentTo, channelTargetType: channel, codeLength: codeLength)
-            case .error(let error) where error.isAttributesInvalid:
+            case .error(let error) where error.code == .invalidAttributes:
                 delegate.onSignUpAttributesInvalid(attributeNames: error.invalidAttributes)
             case .error(let error):
-                delegate.onSignUpStartError(error: error)
+                delegate.onSignUpStartError(error: SignUpStartError(error))
             case .attributesRequired, .passwordRequired, .completed:
                 delegate.onSignUpStartError(error: SignUpStartError(unhandled("a step other than a code", method: "SignUpStartDelegate")))
             }
@@ -350,7 +352,7 @@ extension NativeAuthClient {
             case .passwordRequired(let state): delegate.onSignInPasswordRequired(newState: state)
             case .completed(let result): delegate.onSignInCompleted(result: result)
             case .mfaRequired(let state): delegate.onSignInMFARequired(newState: state)
-            case .error(let error): delegate.onSignInStartError(error: error)
+            case .error(let error): delegate.onSignInStartError(error: SignInStartError(error))
             }
         }
     }
@@ -362,7 +364,7 @@ extension NativeAuthClient {
             switch await self.resetPassword(username: parameters.username) {
             case .codeRequired(let state, let sentTo, let channel, let codeLength):
                 delegate.onResetPasswordCodeRequired(newState: state, sentTo: sentTo, channelTargetType: channel, codeLength: codeLength)
-            case .error(let error): delegate.onResetPasswordStartError(error: error)
+            case .error(let error): delegate.onResetPasswordStartError(error: ResetPasswordStartError(error))
             }
         }
     }
@@ -377,7 +379,7 @@ extension SignUpCodeRequiredState {
             case .completed(let state): delegate.onSignUpCompleted(newState: state)
             case .attributesRequired(let state, let attributes): delegate.onSignUpAttributesRequired(attributes: attributes, newState: state)
             case .passwordRequired(let state): delegate.onSignUpPasswordRequired(newState: state)
-            case .error(let error, let state): delegate.onSignUpVerifyCodeError(error: error, newState: state)
+            case .error(let error, let state): delegate.onSignUpVerifyCodeError(error: VerifyCodeError(error), newState: state)
             }
         }
     }
@@ -389,7 +391,7 @@ extension SignUpCodeRequiredState {
             switch await self.resendCode() {
             case .codeRequired(let state, let sentTo, let channel, let codeLength):
                 delegate.onSignUpResendCodeCodeRequired(newState: state, sentTo: sentTo, channelTargetType: channel, codeLength: codeLength)
-            case .error(let error, let state): delegate.onSignUpResendCodeError(error: error, newState: state)
+            case .error(let error, let state): delegate.onSignUpResendCodeError(error: ResendCodeError(error), newState: state)
             }
         }
     }
@@ -403,7 +405,7 @@ extension SignUpPasswordRequiredState {
             switch await self.submitPassword(password) {
             case .completed(let state): delegate.onSignUpCompleted(newState: state)
             case .attributesRequired(let state, let attributes): delegate.onSignUpAttributesRequired(attributes: attributes, newState: state)
-            case .error(let error, let state): delegate.onSignUpPasswordRequiredError(error: error, newState: state)
+            case .error(let error, let state): delegate.onSignUpPasswordRequiredError(error: PasswordRequiredError(error), newState: state)
             }
         }
     }
@@ -418,7 +420,7 @@ extension SignUpAttributesRequiredState {
             case .completed(let state): delegate.onSignUpCompleted(newState: state)
             case .attributesRequired(let state, let attributes): delegate.onSignUpAttributesRequired(attributes: attributes, newState: state)
             case .attributesInvalid(let state, let names): delegate.onSignUpAttributesInvalid(attributeNames: names, newState: state)
-            case .error(let error, _): delegate.onSignUpAttributesRequiredError(error: error)
+            case .error(let error, _): delegate.onSignUpAttributesRequiredError(error: AttributesRequiredError(error))
             }
         }
     }
@@ -432,7 +434,7 @@ extension SignInAfterSignUpState {
             switch await self.signIn(scopes: scopes) {
             case .completed(let result): delegate.onSignInCompleted(result: result)
             case .mfaRequired(let state): delegate.onSignInMFARequired(newState: state)
-            case .error(let error): delegate.onSignInAfterSignUpError(error: error)
+            case .error(let error): delegate.onSignInAfterSignUpError(error: SignInAfterFlowError(error))
             }
         }
     }
@@ -446,7 +448,7 @@ extension SignInCodeRequiredState {
             switch await self.submitCode(code) {
             case .completed(let result): delegate.onSignInCompleted(result: result)
             case .mfaRequired(let state): delegate.onSignInMFARequired(newState: state)
-            case .error(let error, let state): delegate.onSignInVerifyCodeError(error: error, newState: state)
+            case .error(let error, let state): delegate.onSignInVerifyCodeError(error: VerifyCodeError(error), newState: state)
             }
         }
     }
@@ -458,7 +460,7 @@ extension SignInCodeRequiredState {
             switch await self.resendCode() {
             case .codeRequired(let state, let sentTo, let channel, let codeLength):
                 delegate.onSignInResendCodeCodeRequired(newState: state, sentTo: sentTo, channelTargetType: channel, codeLength: codeLength)
-            case .error(let error, let state): delegate.onSignInResendCodeError(error: error, newState: state)
+            case .error(let error, let state): delegate.onSignInResendCodeError(error: ResendCodeError(error), newState: state)
             }
         }
     }
@@ -472,7 +474,7 @@ extension SignInPasswordRequiredState {
             switch await self.submitPassword(password) {
             case .completed(let result): delegate.onSignInCompleted(result: result)
             case .mfaRequired(let state): delegate.onSignInMFARequired(newState: state)
-            case .error(let error, let state): delegate.onSignInPasswordRequiredError(error: error, newState: state)
+            case .error(let error, let state): delegate.onSignInPasswordRequiredError(error: PasswordRequiredError(error), newState: state)
             }
         }
     }
@@ -485,7 +487,7 @@ extension ResetPasswordCodeRequiredState {
         Task { @MainActor in
             switch await self.submitCode(code) {
             case .passwordRequired(let state): delegate.onPasswordRequired(newState: state)
-            case .error(let error, let state): delegate.onResetPasswordVerifyCodeError(error: error, newState: state)
+            case .error(let error, let state): delegate.onResetPasswordVerifyCodeError(error: VerifyCodeError(error), newState: state)
             }
         }
     }
@@ -497,7 +499,7 @@ extension ResetPasswordCodeRequiredState {
             switch await self.resendCode() {
             case .codeRequired(let state, let sentTo, let channel, let codeLength):
                 delegate.onResetPasswordResendCodeRequired(newState: state, sentTo: sentTo, channelTargetType: channel, codeLength: codeLength)
-            case .error(let error, let state): delegate.onResetPasswordResendCodeError(error: error, newState: state)
+            case .error(let error, let state): delegate.onResetPasswordResendCodeError(error: ResendCodeError(error), newState: state)
             }
         }
     }
@@ -510,7 +512,7 @@ extension ResetPasswordRequiredState {
         Task { @MainActor in
             switch await self.submitPassword(password) {
             case .completed(let state): delegate.onResetPasswordCompleted(newState: state)
-            case .error(let error, let state): delegate.onResetPasswordRequiredError(error: error, newState: state)
+            case .error(let error, let state): delegate.onResetPasswordRequiredError(error: PasswordRequiredError(error), newState: state)
             }
         }
     }
@@ -524,7 +526,7 @@ extension SignInAfterResetPasswordState {
             switch await self.signIn(scopes: scopes) {
             case .completed(let result): delegate.onSignInCompleted(result: result)
             case .mfaRequired(let state): delegate.onSignInMFARequired(newState: state)
-            case .error(let error): delegate.onSignInAfterResetPasswordError(error: error)
+            case .error(let error): delegate.onSignInAfterResetPasswordError(error: SignInAfterFlowError(error))
             }
         }
     }

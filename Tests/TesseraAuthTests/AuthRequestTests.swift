@@ -20,7 +20,7 @@ func metadata(issuer: String = "https://id.example.com", authorize: String = "ht
 struct PKCETests {
     @Test("a verifier is 43 unreserved characters and fresh every time (RFC 7636 §4.1)")
     func verifier() {
-        let first = AuthUtils.createVerifier(), second = AuthUtils.createVerifier()
+        let first = PKCE.createVerifier(), second = PKCE.createVerifier()
         #expect(first.count == 43)
         #expect(PKCE.isValidVerifier(first))
         #expect(first != second)
@@ -28,14 +28,14 @@ struct PKCETests {
 
     @Test("the S256 challenge is BASE64URL(SHA256(verifier)): RFC 7636 Appendix B")
     func challenge() {
-        #expect(AuthUtils.createChallenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk") == "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM")
+        #expect(PKCE.createChallenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk") == "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM")
     }
 
     @Test("state and nonce are unguessable and distinct")
     func stateAndNonce() {
-        #expect(AuthUtils.generateState().count >= 43)
-        #expect(AuthUtils.generateState() != AuthUtils.generateState())
-        #expect(AuthUtils.generateNonce() != AuthUtils.generateNonce())
+        #expect(SecureRandom.token().count >= 43)
+        #expect(SecureRandom.token() != SecureRandom.token())
+        #expect(SecureRandom.token() != SecureRandom.token())
     }
 }
 
@@ -48,7 +48,7 @@ struct AuthRequestTests {
         #expect(request.codeChallengeMethod == "S256")
         #expect(request.codeChallengeMethod == AuthRequest.challengeMethod)
         let verifier = try #require(request.codeVerifier)
-        #expect(request.codeChallenge == AuthUtils.createChallenge(verifier))
+        #expect(request.codeChallenge == PKCE.createChallenge(verifier))
         #expect(request.state != AuthRequest(clientID: "app", redirectURI: "com.example.app:/callback").state)
         #expect(request.nonce != nil)
     }
@@ -90,14 +90,14 @@ struct AuthRequestTests {
 
     @Test("the seed-style initialiser keeps the app's own values")
     func seedStyle() throws {
-        let verifier = AuthUtils.createVerifier()
+        let verifier = PKCE.createVerifier()
         let request = AuthRequest(clientID: "client-ID", scope: "openid name", state: "random_state", nonce: "random_nonce",
-                                  ssoBaseURL: nil, redirectURI: "com.example.app:/cb", codeChallenge: AuthUtils.createChallenge(verifier),
+                                  ssoBaseURL: nil, redirectURI: "com.example.app:/cb", codeChallenge: PKCE.createChallenge(verifier),
                                   codeChallengeMethod: AuthRequest.challengeMethod)
         #expect(request.codeVerifier == nil)
         let items = queryItems(try request.authorizationURL(metadata: metadata()))
         #expect(items["state"] == "random_state" && items["nonce"] == "random_nonce")
-        #expect(items["code_challenge"] == AuthUtils.createChallenge(verifier))
+        #expect(items["code_challenge"] == PKCE.createChallenge(verifier))
     }
 
     @Test("plain PKCE and non-https endpoints are refused")
@@ -147,7 +147,7 @@ struct SSOURLTests {
         ("com.example.app://start?ssoBaseUrl=http%3A%2F%2F127.0.0.1%3A9000", "http://127.0.0.1:9000"),
     ])
     func extracts(link: String, expected: String) {
-        #expect(AuthUtils.getSSOUrlStringFrom(URL(string: link)) == expected)
+        #expect(HandoffLink.ssoBaseURL(in: URL(string: link)) == expected)
     }
 
     @Test("nothing for a link without one, or with an insecure or relative one", arguments: [
@@ -157,7 +157,7 @@ struct SSOURLTests {
         "com.example.app://start?ssoBaseUrl=%2Frelative",
     ])
     func rejects(link: String) {
-        #expect(AuthUtils.getSSOUrlStringFrom(URL(string: link)) == nil)
-        #expect(AuthUtils.getSSOUrlStringFrom(nil) == nil)
+        #expect(HandoffLink.ssoBaseURL(in: URL(string: link)) == nil)
+        #expect(HandoffLink.ssoBaseURL(in: nil) == nil)
     }
 }

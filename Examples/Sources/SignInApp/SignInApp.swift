@@ -18,8 +18,8 @@ struct SignInApp: App {
     @State private var model = SignInModel(
         native: NativeAuthClient(issuer: URL(string: "https://id.example.com")!, clientID: "example-app"),
         store: KeychainTokenStore(service: "com.example.signin"),
-        emailLinks: EmailLinkAuth(issuer: URL(string: "https://id.example.com")!, clientID: "example-app",
-                                  pendingEmails: UserDefaultsPendingEmailStore()))
+        emailLinks: EmailLinkClient(issuer: URL(string: "https://id.example.com")!, clientID: "example-app",
+                                    pendingEmails: UserDefaultsPendingEmailStore()))
 
     var body: some Scene {
         WindowGroup {

@@ -58,7 +58,7 @@ public final class SignInModel {
     /// The same app, listing only codes: with the server's enumeration protection on, a client
     /// that lists passwords is always asked for one (docs/native-auth.md, "Sign-in").
     private let codeSignIn: NativeAuthClient
-    private let emailLinks: EmailLinkAuth?
+    private let emailLinks: EmailLinkClient?
     private let store: any TokenStore
     private var session: AuthState
     private var codeState: SignInCodeRequiredState?
@@ -67,7 +67,7 @@ public final class SignInModel {
 
     /// A model for the first-party app `native` signs in to, keeping its session in `store`
     /// (a `KeychainTokenStore` on Apple platforms); `emailLinks` when the app offers email links.
-    public init(native: NativeAuthClient, store: any TokenStore, emailLinks: EmailLinkAuth? = nil) {
+    public init(native: NativeAuthClient, store: any TokenStore, emailLinks: EmailLinkClient? = nil) {
         self.native = native
         var codesOnly = native.configuration
         codesOnly.challengeTypes = [.oob, .redirect]
@@ -107,7 +107,7 @@ public final class SignInModel {
             secondFactorState = state
             phase = .secondFactor
         case .error(let error):
-            phase = .failed(error.isInvalidPassword || error.isUserNotFound ? "The address or the password is wrong." : "\(error)")
+            phase = .failed(error.code == .invalidCredentials || error.code == .userNotFound ? "The address or the password is wrong." : "\(error)")
         }
     }
 
@@ -153,8 +153,7 @@ public final class SignInModel {
         guard let emailLinks else { return }
         phase = .working("Sending the link…")
         do {
-            let sent = try await emailLinks.sendSignInLink(toEmail: email,
-                                                           actionCodeSettings: ActionCodeSettings(url: continueURL, handleCodeInApp: true))
+            let sent = try await emailLinks.sendSignInLink(to: email, options: EmailLinkOptions(continueURL: continueURL))
             phase = .linkSent(to: sent.email)
         } catch {
             phase = .failed("\(error)")
@@ -178,14 +177,14 @@ public final class SignInModel {
     /// for the authenticator app. False when it is neither: the app handles it itself.
     @discardableResult
     public func open(_ url: URL) async -> Bool {
-        if let emailLinks, emailLinks.isSignIn(withEmailLink: url) {
+        if let emailLinks, emailLinks.isSignInLink(url) {
             guard let email = await emailLinks.pendingEmail() else {
                 phase = .failed("Open the link on the device you asked for it from.")
                 return true
             }
             phase = .working("Signing in…")
             do {
-                await adopt(try await emailLinks.signIn(withEmail: email, link: url.absoluteString).authorization)
+                await adopt(try await emailLinks.signIn(email: email, link: url))
             } catch {
                 phase = .failed("\(error)")
             }

@@ -25,7 +25,7 @@ struct SignInModelTests {
 
     func model(_ server: LocalServer, store: any TokenStore = MemoryTokenStore()) -> SignInModel {
         SignInModel(native: NativeAuthClient(issuer: server.issuer, clientID: "example-app"), store: store,
-                    emailLinks: EmailLinkAuth(issuer: server.issuer, clientID: "example-app", pendingEmails: nil))
+                    emailLinks: EmailLinkClient(issuer: server.issuer, clientID: "example-app", pendingEmails: nil))
     }
 
     @Test("a password signs in; the next start finds the session; signing out forgets it")

@@ -98,9 +98,6 @@ struct Login: AsyncParsableCommand {
             } else {
                 try await signIn()
             }
-        } catch let error as any NativeAuthStepError {
-            Self.report("tessera login: error: " + Self.message(for: error))
-            throw ExitCode.failure
         } catch let error as AuthError {
             Self.report("tessera login: error: " + Self.message(for: error, timeout: timeout))
             throw ExitCode.failure
@@ -128,7 +125,7 @@ struct Login: AsyncParsableCommand {
         }
         var request = client.makeRequest()
         if let handoffLink {
-            guard let ticket = AuthUtils.ssoTicket(from: URL(string: handoffLink)) else {
+            guard let ticket = HandoffLink.ticket(in: URL(string: handoffLink)) else {
                 throw AuthError(.configuration, "--handoff-link has no handoff_ticket")
             }
             request.handoffTicket = ticket
@@ -271,7 +268,7 @@ struct Login: AsyncParsableCommand {
     /// code is reported and can be retyped. At the end of input, the last refusal is the error.
     static func enterCode(_ state: SignInCodeRequiredState, sentTo: String) async throws -> AuthorizationResult {
         var state = state
-        var lastError: VerifyCodeError?
+        var lastError: AuthError?
         for _ in 0..<codeAttempts {
             FileHandle.standardError.write(Data("Code sent to \(sentTo): ".utf8))
             guard let line = readLine(strippingNewline: true) else {
@@ -284,8 +281,8 @@ struct Login: AsyncParsableCommand {
                 return result
             case .mfaRequired(let second):
                 return try await enterSecondFactor(second)
-            case .error(let error, let next?) where error.isInvalidCode:
-                report("tessera login: " + message(for: error))
+            case .error(let error, let next?) where error.code == .invalidCode:
+                report("tessera login: " + message(for: error, timeout: 0))
                 lastError = error
                 state = next
             case .error(let error, _):
@@ -299,7 +296,7 @@ struct Login: AsyncParsableCommand {
     /// reads it from standard input; a wrong code can be retyped.
     static func enterSecondFactor(_ state: MFARequiredState) async throws -> AuthorizationResult {
         var submit: (String) async -> MFASubmitChallengeResult = state.submitChallenge
-        var lastError: MFAError?
+        var lastError: AuthError?
         for _ in 0..<codeAttempts {
             FileHandle.standardError.write(Data("Two-step verification: the code from your authenticator app, or a recovery code: ".utf8))
             guard let line = readLine(strippingNewline: true) else {
@@ -310,8 +307,8 @@ struct Login: AsyncParsableCommand {
             switch await submit(line.trimmingCharacters(in: .whitespaces)) {
             case .completed(let result):
                 return result
-            case .error(let error, let next?) where error.isInvalidChallenge:
-                report("tessera login: " + message(for: error))
+            case .error(let error, let next?) where error.code == .invalidCode:
+                report("tessera login: " + message(for: error, timeout: 0))
                 lastError = error
                 submit = next.submitChallenge
             case .error(let error, _):
@@ -331,17 +328,6 @@ struct Login: AsyncParsableCommand {
         report("Signed in as \(user.email ?? user.uid); tokens saved to \(store.fileURL.path)")
     }
 
-    /// A native sign-in step's refusal: the server's error, with a hint where one helps.
-    static func message(for error: any NativeAuthStepError) -> String {
-        if error.isBrowserRequired {
-            return "this account can't sign in through the native API (\(error.failure)); run tessera login without --native"
-        }
-        if let underlying = error.failure.underlying, error.failure.kind != .server {
-            return message(for: underlying, timeout: 0)
-        }
-        return "the provider refused: \(error.failure)"
-    }
-
     /// What went wrong, in words a person at a terminal can act on.
     static func message(for error: AuthError, timeout: Int) -> String {
         switch error.code {
@@ -351,6 +337,10 @@ struct Login: AsyncParsableCommand {
             "the answer does not come from the issuer asked for: \(error.reason)"
         case .timeout:
             "no answer from the browser within \(timeout) seconds"
+        case .browserRequired:
+            "this account can't sign in through the native API (\(error.reason)); run tessera login without --native"
+        case _ where error.oauthError != nil && error.code != .oauth:
+            "the provider refused: \(error)"
         case .oauth:
             if let oauth = error.oauthError {
                 "the provider refused: \(oauth.code)" + (oauth.errorDescription.map { " (\($0))" } ?? "")

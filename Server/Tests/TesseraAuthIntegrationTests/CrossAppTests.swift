@@ -160,8 +160,8 @@ struct CrossAppTests {
             try await registerCrossAppClients(live.provider)
             let approver = AuthorizationApprover(state: try await bankSession(live))
             let link = try await approver.handoffLink(to: URL(string: "com.example.mail:/welcome")!, for: "mail")
-            #expect(AuthUtils.ssoTicket(from: link) != nil)
-            #expect(AuthUtils.getSSOUrlStringFrom(link) == live.issuer.absoluteString)
+            #expect(HandoffLink.ticket(in: link) != nil)
+            #expect(HandoffLink.ssoBaseURL(in: link) == live.issuer.absoluteString)
             let mail = live.client("mail", secret: nil, redirectURI: mailRedirect)
             let browser = NoBrowser()
             let result = try #require(try await mail.signIn(handoffFrom: link, using: browser))
@@ -299,10 +299,10 @@ struct CrossAppPieceTests {
 
     @Test("a hand-off ticket is read from the deep link's query or fragment, and goes into the request")
     func ticketFromDeepLink() throws {
-        #expect(AuthUtils.ssoTicket(from: URL(string: "com.example.app:/welcome?handoff_ticket=abc&x=1")) == "abc")
-        #expect(AuthUtils.ssoTicket(from: URL(string: "https://app.example.com/open#handoff_ticket=def")) == "def")
-        #expect(AuthUtils.ssoTicket(from: URL(string: "com.example.app:/welcome?ticket=abc")) == nil)
-        #expect(AuthUtils.ssoTicket(from: URL(string: "com.example.app:/welcome?handoff_ticket=" + String(repeating: "a", count: 129))) == nil)
+        #expect(HandoffLink.ticket(in: URL(string: "com.example.app:/welcome?handoff_ticket=abc&x=1")) == "abc")
+        #expect(HandoffLink.ticket(in: URL(string: "https://app.example.com/open#handoff_ticket=def")) == "def")
+        #expect(HandoffLink.ticket(in: URL(string: "com.example.app:/welcome?ticket=abc")) == nil)
+        #expect(HandoffLink.ticket(in: URL(string: "com.example.app:/welcome?handoff_ticket=" + String(repeating: "a", count: 129))) == nil)
         var request = AuthRequest(clientID: "a", redirectURI: "com.example.app:/cb")
         request.handoffTicket = "abc"
         #expect(request.parameters.contains { $0.name == "handoff_ticket" && $0.value == "abc" })

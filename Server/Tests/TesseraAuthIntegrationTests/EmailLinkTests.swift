@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TesseraAuth
+import TesseraAuthFirebase
 import TesseraCore
 import TesseraServer
 import TesseraNode
@@ -27,6 +28,57 @@ extension LiveProvider {
         let session = AuthState(client: auth.oidc)
         try await session.adopt(result)
         return session
+    }
+}
+
+/// The code of the ``AuthError`` thrown by `body`, or nil when it succeeds.
+func authErrorCode<T>(_ body: () async throws -> T) async -> AuthError.Code? {
+    do { _ = try await body(); return nil } catch let error as AuthError { return error.code } catch {
+        Issue.record("not an AuthError: \(error)")
+        return nil
+    }
+}
+
+@Suite("Email-link sign-in with EmailLinkClient, TesseraAuth's names")
+struct EmailLinkClientTests {
+    @Test("sign in (isNewUser), a wrong address, a used link and no link at all; an address added to a session; re-authentication")
+    func tesseraNames() async throws {
+        try await withLiveProvider { live in
+            let links = EmailLinkClient(client: NativeAuthClient(issuer: live.issuer, clientID: "cli", transport: live.transport))
+            let sent = try await links.sendSignInLink(to: "Carol@Example.com")
+            #expect(sent.email == "carol@example.com")
+            let carolLink = try #require(URL(string: try await live.signInLink(for: "carol@example.com")))
+            #expect(links.isSignInLink(carolLink) && !links.isSignInLink(URL(string: "https://app.example.com/")!))
+            #expect(await authErrorCode { try await links.signIn(email: "mallory@example.com", link: carolLink) } == .emailMismatch)
+            let carol = try await links.signIn(email: "carol@example.com", link: carolLink)
+            #expect(carol.isNewUser && carol.user?.email == "carol@example.com" && carol.idToken?.authenticationMethods == ["email"])
+            #expect(await authErrorCode { try await links.signIn(email: "carol@example.com", link: carolLink) } == .invalidLink)
+            let posts = live.transport.count("POST", "/emaillink/v1.0/complete")
+            #expect(await authErrorCode { try await links.signIn(email: "carol@example.com", link: URL(string: "https://app.example.com/")!) }
+                    == .invalidLink)
+            #expect(live.transport.count("POST", "/emaillink/v1.0/complete") == posts, "no link, no request")
+            #expect(await authErrorCode { try await links.sendSignInLink(to: "not an address") } == .invalidEmail)
+
+            // Alice adds an address of her own; Carol's is taken.
+            let session = try await live.aliceSession(EmailLinkAuth(links))
+            try await links.sendSignInLink(to: "carol@example.com")
+            let taken = try #require(URL(string: try await live.signInLink(for: "carol@example.com")))
+            #expect(await authErrorCode { try await links.addEmail("carol@example.com", link: taken, to: session) } == .emailInUse)
+            try await links.sendSignInLink(to: "alice.second@example.com")
+            let second = try #require(URL(string: try await live.signInLink(for: "alice.second@example.com")))
+            let added = try await links.addEmail("alice.second@example.com", link: second, to: session)
+            #expect(!added.isNewUser && added.user?.email == "alice.second@example.com")
+            #expect(await session.currentUser?.email == "alice.second@example.com", "the session has the new tokens")
+
+            // Re-authenticating takes a link to the session's own address.
+            #expect(await authErrorCode { try await links.reauthenticate(email: "carol@example.com", link: taken, in: session) } == .userMismatch)
+            try await links.sendSignInLink(to: "alice.second@example.com")
+            let again = try #require(URL(string: try await live.signInLink(for: "alice.second@example.com")))
+            let fresh = try await links.reauthenticate(email: "alice.second@example.com", link: again, in: session)
+            #expect(fresh.user?.uid == added.user?.uid && !fresh.isNewUser)
+            let expired = AuthState(client: links.oidc)
+            #expect(await authErrorCode { try await links.addEmail("x@example.com", link: again, to: expired) } == .notSignedIn)
+        }
     }
 }
 

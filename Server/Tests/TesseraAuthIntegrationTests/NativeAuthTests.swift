@@ -38,7 +38,7 @@ struct NativeAuthTests {
             guard case .error(let invalid) = await client.signUp(username: email, attributes: ["city": "<script>"]) else {
                 Issue.record("an invalid attribute at start must fail"); return
             }
-            #expect(invalid.isAttributesInvalid && invalid.invalidAttributes == ["city"])
+            #expect(invalid.code == .invalidAttributes && invalid.invalidAttributes == ["city"])
 
             guard case .codeRequired(let codeState, let sentTo, let channel, let codeLength) = await client.signUp(username: email) else {
                 Issue.record("sign-up must ask for a code"); return
@@ -48,7 +48,7 @@ struct NativeAuthTests {
             guard case .error(let wrong, let retry?) = await codeState.submitCode(wrongCode(code)) else {
                 Issue.record("a wrong code must fail with a state to retry"); return
             }
-            #expect(wrong.isInvalidCode && !wrong.isFlowExpired && wrong.correlationID != nil)
+            #expect(wrong.code == .invalidCode && wrong.correlationID != nil)
 
             guard case .attributesRequired(let attributesState, let required) = await retry.submitCode(code) else {
                 Issue.record("the right code must lead to the attributes"); return
@@ -85,7 +85,7 @@ struct NativeAuthTests {
             guard case .error(let weak) = await client.signUp(username: "bob@example.com", password: "short") else {
                 Issue.record("a short password must be refused"); return
             }
-            #expect(weak.isInvalidPassword && weak.suberror == "password_too_short")
+            #expect(weak.code == .invalidPassword && weak.suberror == "password_too_short")
 
             guard case .codeRequired(let state, _, _, _) = await client.signUp(username: "bob@example.com", password: newPassword),
                   case .completed(let done) = await state.submitCode(try await live.code(for: "bob@example.com")),
@@ -106,7 +106,7 @@ struct NativeAuthTests {
             guard case .error(let banned, let retry?) = await passwordState.submitPassword("password") else {
                 Issue.record("a common password must be refused with a state to retry"); return
             }
-            #expect(banned.isInvalidPassword && banned.suberror == "password_banned")
+            #expect(banned.code == .invalidPassword && banned.suberror == "password_banned")
             guard case .completed(let carolDone) = await retry.submitPassword(newPassword),
                   case .completed = await carolDone.signIn() else {
                 Issue.record("sign-up with the password asked for failed"); return
@@ -114,14 +114,14 @@ struct NativeAuthTests {
         }
     }
 
-    @Test("sign-in by password: a wrong password is isInvalidPassword; the session refreshes through AuthState")
+    @Test("sign-in by password: a wrong password is invalidCredentials; the session refreshes through AuthState")
     func signInByPassword() async throws {
         try await withLiveProvider { live in
             let client = live.nativeClient()
             guard case .error(let wrong) = await client.signIn(username: aliceEmail, password: "wrong horse battery") else {
                 Issue.record("a wrong password must fail"); return
             }
-            #expect(wrong.isInvalidPassword && wrong.isInvalidCredentials && wrong.errorCodes == [50126] && !wrong.isUserNotFound)
+            #expect(wrong.code == .invalidCredentials && wrong.errorCodes == [50126] && wrong.serverError == "invalid_grant")
 
             // Without a password the server asks for it (Alice has one).
             guard case .passwordRequired(let state) = await client.signIn(username: aliceEmail) else {
@@ -130,7 +130,7 @@ struct NativeAuthTests {
             guard case .error(let again, let retry?) = await state.submitPassword("still wrong!") else {
                 Issue.record("a wrong password must fail with a state to retry"); return
             }
-            #expect(again.isInvalidPassword)
+            #expect(again.code == .invalidCredentials)
             guard case .completed(let result) = await retry.submitPassword(alicePassword) else { Issue.record("sign-in failed"); return }
             #expect(result.user?.email == aliceEmail && result.user?.name == "Alice Example")
             #expect(result.idToken?.authenticationMethods == ["pwd"])
@@ -162,7 +162,7 @@ struct NativeAuthTests {
             }
             #expect(methods == [.authenticatorApp, .recoveryCode])
             guard case .error(let spent, nil) = await required.getAuthMethods() else { Issue.record("a state works once"); return }
-            #expect(spent.isStateAlreadyUsed)
+            #expect(spent.code == .stateAlreadyUsed)
             guard case .verificationRequired(let awaiting, let channel, let codeLength) = await chooser.requestChallenge(authMethod: .authenticatorApp) else {
                 Issue.record("choosing the app must ask for its code"); return
             }
@@ -171,14 +171,14 @@ struct NativeAuthTests {
             guard case .error(let wrong, let retry?) = await awaiting.submitChallenge(right == "000000" ? "111111" : "000000") else {
                 Issue.record("a wrong code must fail with a state to retry"); return
             }
-            #expect(wrong.isInvalidChallenge)
+            #expect(wrong.code == .invalidCode)
             guard case .completed(let result) = await retry.submitChallenge(right) else { Issue.record("the right code must sign in"); return }
             #expect(result.user?.email == aliceEmail)
             #expect(result.idToken?.authenticationMethods == ["pwd", "otp", "mfa"])
         }
     }
 
-    @Test("sign-in by code: a wrong code is isInvalidCode, then the right code signs in")
+    @Test("sign-in by code: a wrong code is invalidCode, then the right code signs in")
     func signInByCode() async throws {
         try await withLiveProvider { live in
             let client = live.nativeClient(challengeTypes: [.oob, .redirect])
@@ -190,7 +190,7 @@ struct NativeAuthTests {
             guard case .error(let wrong, let retry?) = await state.submitCode(wrongCode(code)) else {
                 Issue.record("a wrong code must fail with a state to retry"); return
             }
-            #expect(wrong.isInvalidCode && wrong.suberror == "invalid_oob_value")
+            #expect(wrong.code == .invalidCode && wrong.suberror == "invalid_oob_value")
             guard case .completed(let result) = await retry.submitCode(code) else { Issue.record("the right code must sign in"); return }
             #expect(result.user?.email == aliceEmail && result.idToken?.authenticationMethods == ["otp"])
         }
@@ -208,7 +208,7 @@ struct NativeAuthTests {
             guard case .error(let early, let waiting?) = await state.resendCode() else {
                 Issue.record("an immediate resend must be slow_down with a state to retry"); return
             }
-            #expect(early.isSlowDown && (1...3).contains(early.retryAfter ?? 0))
+            #expect(early.code == .slowDown && (1...3).contains(early.retryAfter ?? 0))
             try await Task.sleep(for: .milliseconds(3200))
             let after = await waiting.resendCode()
             guard case .codeRequired(let resent, _, _, let codeLength) = after else {
@@ -221,7 +221,7 @@ struct NativeAuthTests {
                 guard case .error(let old, let retry?) = await resent.submitCode(first) else {
                     Issue.record("the old code must no longer work"); return
                 }
-                #expect(old.isInvalidCode)
+                #expect(old.code == .invalidCode)
                 current = retry
             }
             guard case .completed = await current.submitCode(second) else { Issue.record("the new code must sign in"); return }
@@ -242,7 +242,7 @@ struct NativeAuthTests {
             guard case .error(let weak, let retry?) = await passwordState.submitPassword("aaaaaaaaaa") else {
                 Issue.record("a weak password must be refused with a state to retry"); return
             }
-            #expect(weak.isInvalidPassword && weak.suberror == "password_too_weak")
+            #expect(weak.code == .invalidPassword && weak.suberror == "password_too_weak")
             guard case .completed(let afterReset) = await retry.submitPassword(newPassword) else {
                 Issue.record("the reset must complete"); return
             }
@@ -255,30 +255,30 @@ struct NativeAuthTests {
             guard case .error(let old) = await client.signIn(username: aliceEmail, password: alicePassword) else {
                 Issue.record("the old password must fail"); return
             }
-            #expect(old.isInvalidPassword)
+            #expect(old.code == .invalidCredentials)
         }
     }
 
-    @Test("with enumeration protection off: isUserAlreadyExists and isUserNotFound; a bad address is isInvalidUsername")
+    @Test("with enumeration protection off: userAlreadyExists and userNotFound; a bad address is invalidEmail")
     func enumerationProtectionOff() async throws {
         try await withLiveProvider(configure: { $0.enumerationProtection = false }) { live in
             let client = live.nativeClient()
             guard case .error(let exists) = await client.signUp(username: aliceEmail) else { Issue.record("Alice exists"); return }
-            #expect(exists.isUserAlreadyExists && exists.errorCodes == [1003037])
+            #expect(exists.code == .userAlreadyExists && exists.errorCodes == [1003037])
             guard case .error(let notFound) = await client.signIn(username: "nobody@example.com", password: "whatever it is") else {
                 Issue.record("nobody has no account"); return
             }
-            #expect(notFound.isUserNotFound && !notFound.isInvalidPassword)
+            #expect(notFound.code == .userNotFound)
             guard case .error(let resetNotFound) = await client.resetPassword(username: "nobody@example.com") else {
                 Issue.record("nobody has no account to reset"); return
             }
-            #expect(resetNotFound.isUserNotFound)
+            #expect(resetNotFound.code == .userNotFound)
             guard case .error(let badName) = await client.signUp(username: "not an address") else { Issue.record("not an address"); return }
-            #expect(badName.isInvalidUsername && badName.error == "invalid_request")
+            #expect(badName.code == .invalidEmail && badName.serverError == "invalid_request")
         }
     }
 
-    @Test("a flow the app can't finish without a browser says isBrowserRequired")
+    @Test("a flow the app can't finish without a browser says browserRequired")
     func browserRequired() async throws {
         try await withLiveProvider { live in
             // Sign-up always proves the address by code; an app that only handles passwords must use the browser.
@@ -286,7 +286,7 @@ struct NativeAuthTests {
                                                                                                      password: newPassword) else {
                 Issue.record("the sign-up must need the browser"); return
             }
-            #expect(error.isBrowserRequired && error.error == "redirect")
+            #expect(error.code == .browserRequired && error.serverError == nil)
         }
     }
 
@@ -301,9 +301,9 @@ struct NativeAuthTests {
             guard case .completed(let done) = await state.submitCode(code) else { Issue.record("the code must complete the sign-up"); return }
             let continues = live.transport.count("POST", "/signup/v1.0/continue")
             guard case .error(let reused, let none) = await state.submitCode(code) else { Issue.record("a spent state must refuse"); return }
-            #expect(reused.isStateAlreadyUsed && none == nil)
+            #expect(reused.code == .stateAlreadyUsed && none == nil)
             guard case .error(let resend, nil) = await state.resendCode() else { Issue.record("a spent state must refuse a resend"); return }
-            #expect(resend.isStateAlreadyUsed)
+            #expect(resend.code == .stateAlreadyUsed)
             #expect(live.transport.count("POST", "/signup/v1.0/continue") == continues)
 
             // Two callers at once on one state: one request, one refusal.
@@ -311,7 +311,7 @@ struct NativeAuthTests {
             async let second = done.signIn()
             let results = await [first, second]
             let completed = results.filter { if case .completed = $0 { true } else { false } }.count
-            let refused = results.filter { if case .error(let error) = $0 { error.isStateAlreadyUsed } else { false } }.count
+            let refused = results.filter { if case .error(let error) = $0 { error.code == .stateAlreadyUsed } else { false } }.count
             #expect(completed == 1 && refused == 1)
             #expect(live.transport.count("POST", "/oauth2/v2.0/token") == 1)
         }

@@ -52,14 +52,14 @@ struct PasskeyClientTests {
             #expect(result.user?.email == aliceEmail && result.idToken?.authenticationMethods == ["hwk", "pin", "mfa"])
             // The challenge was used: the same assertion again is refused.
             await #expect { _ = try await client.signIn(passkey: assertion) } throws: { error in
-                (error as? NativeAuthFailure)?.suberror == "invalid_passkey"
+                (error as? AuthError)?.code == .invalidPasskey
             }
 
             try await account.removePasskey(id: added.id)
             await #expect { try await account.removePasskey(id: added.id) } throws: { ($0 as? AccountError)?.code == .notFound }
             let again = device.assert(try await client.passkeySignInOptions())
             await #expect { _ = try await client.signIn(passkey: again) } throws: { error in
-                (error as? NativeAuthFailure)?.suberror == "invalid_passkey"
+                (error as? AuthError)?.code == .invalidPasskey
             }
         }
     }
@@ -70,8 +70,8 @@ struct PasskeyClientTests {
             let client = live.nativeClient()
             for _ in 0..<3 { _ = try await client.passkeySignInOptions() }
             await #expect { _ = try await client.passkeySignInOptions() } throws: { error in
-                let failure = error as? NativeAuthFailure
-                return failure?.error == "slow_down" && failure?.retryAfter != nil
+                let failure = error as? AuthError
+                return failure?.code == .slowDown && failure?.serverError == "slow_down" && failure?.retryAfter != nil
             }
         }
     }

@@ -131,8 +131,8 @@ struct SignInWithAppleTests {
                                                                        authorizationCode: nil, rawNonce: again.raw))
                 Issue.record("the exchange must ask for the second factor")
             } catch {
-                let failure = try #require(error as? NativeAuthFailure)
-                #expect(failure.error == "invalid_grant" && failure.suberror == "mfa_required")
+                let failure = try #require(error as? AuthError)
+                #expect(failure.serverError == "invalid_grant" && failure.suberror == "mfa_required")
                 let state = try #require(client.mfaRequired(by: error))
                 guard case .completed(let result) = await state.submitChallenge(app.code(forStep: app.step(at: now) + 1)) else {
                     Issue.record("the app's code must sign in"); return
@@ -157,8 +157,8 @@ struct SignInWithAppleTests {
                 do {
                     _ = try await client.signInWithApple(AppleIDCredential(identityToken: token, authorizationCode: nil, rawNonce: nonce.raw))
                     Issue.record("a bad identity token was accepted")
-                } catch let failure as NativeAuthFailure {
-                    #expect(failure.error == "invalid_grant" && !(failure.errorDescription ?? "").contains("network"), "\(failure)")
+                } catch let failure as AuthError {
+                    #expect(failure.serverError == "invalid_grant" && !failure.reason.contains("network"), "\(failure)")
                 }
             }
         }

@@ -108,7 +108,7 @@ struct AccountAPIThroughSDKTests {
             guard case .error(let old) = await live.native.signIn(username: Self.email, password: Self.password) else {
                 Issue.record("the old password must no longer sign in"); return
             }
-            #expect(old.isInvalidPassword)
+            #expect(old.code == .invalidCredentials)
             guard case .completed(let renewed) = await live.native.signIn(username: Self.email, password: Self.newPassword) else {
                 Issue.record("the new password must sign in"); return
             }

@@ -14,7 +14,7 @@ extension OIDCClient {
     /// for another app: sign the person in the usual way.
     public func signIn(handoffFrom deepLink: URL, request: AuthRequest? = nil,
                        using userAgent: any ExternalUserAgent) async throws -> AuthorizationResult? {
-        guard let ticket = AuthUtils.ssoTicket(from: deepLink) else { return nil }
+        guard let ticket = HandoffLink.ticket(in: deepLink) else { return nil }
         var request = request ?? makeRequest()
         request.handoffTicket = ticket
         if let result = try await silentAuthorize(request) { return result }

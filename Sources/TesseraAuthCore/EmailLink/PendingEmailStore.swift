@@ -11,7 +11,7 @@ import Darwin
 /// when the user opens the link on the device that asked for it, the app completes the
 /// sign-in without asking for the address again; on another device it must ask.
 ///
-/// Give one to ``EmailLinkAuth``: it saves the address when a link is sent and forgets it
+/// Give one to ``EmailLinkClient``: it saves the address when a link is sent and forgets it
 /// after a sign-in with it. `UserDefaultsPendingEmailStore` on Apple platforms (what the seed
 /// does by hand), ``FilePendingEmailStore`` on Linux, ``MemoryPendingEmailStore`` in tests.
 public protocol PendingEmailStore: Sendable {

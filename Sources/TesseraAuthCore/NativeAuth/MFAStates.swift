@@ -45,7 +45,7 @@ public enum MFAGetAuthMethodsResult: Sendable {
     /// The methods to choose from, and the state that chooses (or takes a code right away).
     case selectionRequired([AuthMethod], newState: MFARequiredState)
     /// The server refused or could not be reached; `newState`, when there is one, tries again.
-    case error(MFAError, newState: MFARequiredState?)
+    case error(AuthError, newState: MFARequiredState?)
 }
 
 /// What ``MFARequiredState/requestChallenge(authMethod:)`` led to.
@@ -53,7 +53,7 @@ public enum MFARequestChallengeResult: Sendable {
     /// The chosen method's code is next: `codeLength` characters, from `channel`.
     case verificationRequired(AwaitingMFAState, channel: NativeAuthChannelType, codeLength: Int)
     /// The server refused or could not be reached; `newState`, when there is one, tries again.
-    case error(MFAError, newState: MFARequiredState?)
+    case error(AuthError, newState: MFARequiredState?)
 }
 
 /// What `submitChallenge` led to.
@@ -61,17 +61,7 @@ public enum MFASubmitChallengeResult: Sendable {
     /// Signed in with both factors (the ID token's `amr` has `mfa`).
     case completed(AuthorizationResult)
     /// The code was not accepted; with a wrong code `newState` takes another one.
-    case error(MFAError, newState: AwaitingMFAState?)
-}
-
-/// Why a second-factor step failed.
-public struct MFAError: NativeAuthStepError, Equatable {
-    /// The failure with every detail.
-    public let failure: NativeAuthFailure
-    /// Wraps `failure`.
-    public init(_ failure: NativeAuthFailure) { self.failure = failure }
-    /// The code is wrong or already used (`invalid_oob_value`); `newState` takes another.
-    public var isInvalidChallenge: Bool { failure.isInvalidCode }
+    case error(AuthError, newState: AwaitingMFAState?)
 }
 
 /// The first factor was right and a second is needed (the server's `mfa_required`).
@@ -90,39 +80,39 @@ public final class MFARequiredState: Sendable {
 
     /// The second factors the person can give (`/oauth2/v2.0/introspect`).
     public func getAuthMethods() async -> MFAGetAuthMethodsResult {
-        guard step.take() else { return .error(MFAError(.alreadyUsed), newState: nil) }
+        guard step.take() else { return .error(.alreadyUsed, newState: nil) }
         do {
             let answer = try await context.client.post(.signInIntrospect, [("continuation_token", continuationToken)])
             let methods = (answer.answer.methods ?? []).map {
                 AuthMethod(id: $0.id, challengeType: $0.challengeType, loginHint: $0.loginHint,
                            channelTargetType: NativeAuthChannelType(rawValue: $0.challengeChannel))
             }
-            guard !methods.isEmpty else { throw NativeAuthFailure.invalidResponse("introspect listed no second factor") }
+            guard !methods.isEmpty else { throw AuthError.invalidResponse("introspect listed no second factor") }
             return .selectionRequired(methods, newState: MFARequiredState(context: context, continuationToken: try answer.continuationToken()))
         } catch {
-            return .error(MFAError(NativeAuthFailure(error)), newState: nil)
+            return .error(AuthError(error), newState: nil)
         }
     }
 
     /// Chooses `authMethod` (`/oauth2/v2.0/challenge` with its `id`): its code is next.
     public func requestChallenge(authMethod: AuthMethod) async -> MFARequestChallengeResult {
-        guard step.take() else { return .error(MFAError(.alreadyUsed), newState: nil) }
+        guard step.take() else { return .error(.alreadyUsed, newState: nil) }
         do {
             let answer = try await context.client.post(.signInChallenge, [("continuation_token", continuationToken), ("id", authMethod.id)])
             guard answer.challengeType == "oob" else {
-                throw NativeAuthFailure.invalidResponse("the second factor's challenge answered challenge_type '\(answer.challengeType ?? "")'")
+                throw AuthError.invalidResponse("the second factor's challenge answered challenge_type '\(answer.challengeType ?? "")'")
             }
             return .verificationRequired(AwaitingMFAState(context: context, continuationToken: try answer.continuationToken()),
                                          channel: NativeAuthChannelType(rawValue: answer.answer.challengeChannel ?? authMethod.id),
                                          codeLength: answer.answer.codeLength ?? -1)
         } catch {
-            return .error(MFAError(NativeAuthFailure(error)), newState: nil)
+            return .error(AuthError(error), newState: nil)
         }
     }
 
     /// Sends a code without choosing first: the app's code or a recovery code (`grant_type=mfa_oob`).
     public func submitChallenge(_ code: String) async -> MFASubmitChallengeResult {
-        guard step.take() else { return .error(MFAError(.alreadyUsed), newState: nil) }
+        guard step.take() else { return .error(.alreadyUsed, newState: nil) }
         return await submitSecondFactor(code, context: context, continuationToken: continuationToken)
     }
 }
@@ -143,7 +133,7 @@ public final class AwaitingMFAState: Sendable {
 
     /// Sends the code the person typed (`/oauth2/v2.0/token`, `grant_type=mfa_oob`).
     public func submitChallenge(_ code: String) async -> MFASubmitChallengeResult {
-        guard step.take() else { return .error(MFAError(.alreadyUsed), newState: nil) }
+        guard step.take() else { return .error(.alreadyUsed, newState: nil) }
         return await submitSecondFactor(code, context: context, continuationToken: continuationToken)
     }
 }
@@ -153,16 +143,16 @@ func submitSecondFactor(_ code: String, context: FlowContext, continuationToken:
         return .completed(try await context.client.token(grant: "mfa_oob", continuationToken: continuationToken,
                                                          extra: [("oob", code)], context: context))
     } catch {
-        let failure = NativeAuthFailure(error)
-        return .error(MFAError(failure),
+        let failure = AuthError(error)
+        return .error(failure,
                       newState: failure.keepsFlow ? AwaitingMFAState(context: context, continuationToken: continuationToken) : nil)
     }
 }
 
-extension NativeAuthFailure {
+extension AuthError {
     /// The first factor was right and a second is needed: the state that goes on, else nil.
     func mfaRequired(_ context: FlowContext) -> MFARequiredState? {
-        guard error == "invalid_grant", suberror == "mfa_required", let token = continuationToken else { return nil }
+        guard serverError == "invalid_grant", suberror == "mfa_required", let token = continuationToken else { return nil }
         return MFARequiredState(context: context, continuationToken: token)
     }
 }
@@ -172,6 +162,6 @@ extension NativeAuthClient {
     /// ``signInWithApple(_:provider:scopes:linkingTo:)`` for a person with two-step
     /// verification — as the state that gives it; nil for another error.
     public func mfaRequired(by error: any Error, username: String = "", scopes: [String]? = nil) -> MFARequiredState? {
-        NativeAuthFailure(error).mfaRequired(FlowContext(client: self, username: username, scopes: scopes ?? configuration.scopes))
+        AuthError(error).mfaRequired(FlowContext(client: self, username: username, scopes: scopes ?? configuration.scopes))
     }
 }

@@ -72,7 +72,7 @@ public final class NativeAuthClient: Sendable {
     public let configuration: Configuration
     /// The OpenID Connect client of the same `client_id` and provider: discovery, ID-token
     /// validation, refresh, userinfo, revocation, and the browser flow to fall back to when
-    /// an error says ``NativeAuthStepError/isBrowserRequired``. Use it with ``AuthState``.
+    /// an error has the code ``AuthError/Code/browserRequired``. Use it with ``AuthState``.
     public let oidc: OIDCClient
     let transport: any HTTPTransport
 
@@ -110,10 +110,10 @@ public final class NativeAuthClient: Sendable {
     /// - Parameters:
     ///   - username: the email address of the new account.
     ///   - password: the password for the account, when the app asks for it up front;
-    ///     checked against the server's policy here (``SignUpStartError/isInvalidPassword``).
+    ///     checked against the server's policy here (``AuthError/Code/invalidPassword``).
     ///   - attributes: profile attributes by their configured names (`given_name`, `city`, ...);
     ///     names the server doesn't collect are ignored, invalid values give
-    ///     ``SignUpStartError/isAttributesInvalid`` with the refused names in ``NativeAuthFailure/invalidAttributes``.
+    ///     ``AuthError/Code/invalidAttributes`` with the refused names in ``AuthError/invalidAttributes``.
     /// - Returns: normally ``SignUpStartResult/codeRequired(_:sentTo:channel:codeLength:)``.
     public func signUp(username: String, password: String? = nil, attributes: [String: JSONValue] = [:]) async -> SignUpStartResult {
         do {
@@ -124,7 +124,7 @@ public final class NativeAuthClient: Sendable {
             let context = FlowContext(client: self, username: username, scopes: configuration.scopes)
             return SignUpStartResult(try await signUpChallenge(start.continuationToken(), context: context))
         } catch {
-            return .error(SignUpStartError(NativeAuthFailure(error)))
+            return .error(AuthError(error))
         }
     }
 
@@ -132,7 +132,7 @@ public final class NativeAuthClient: Sendable {
     ///
     /// With a `password` the SDK asks for the password challenge and sends it at once, so the
     /// answer is ``SignInStartResult/completed(_:)`` or an error
-    /// (``SignInStartError/isInvalidPassword``). Without one the server chooses: a code
+    /// (``AuthError/Code/invalidCredentials``). Without one the server chooses: a code
     /// (``SignInStartResult/codeRequired(_:sentTo:channel:codeLength:)``) or, for an account
     /// with a password when the app handles passwords, ``SignInStartResult/passwordRequired(_:)``.
     /// A configuration with `challengeTypes: [.oob, .redirect]` always signs in by code.
@@ -161,12 +161,12 @@ public final class NativeAuthClient: Sendable {
                 return .codeRequired(SignInCodeRequiredState(context: context, continuationToken: code.continuationToken),
                                      sentTo: code.sentTo, channel: code.channel, codeLength: code.codeLength)
             default:
-                throw NativeAuthFailure.invalidResponse("the sign-in challenge answered challenge_type '\(challenge.challengeType ?? "")'")
+                throw AuthError.invalidResponse("the sign-in challenge answered challenge_type '\(challenge.challengeType ?? "")'")
             }
         } catch {
-            let failure = NativeAuthFailure(error)
+            let failure = AuthError(error)
             if let next = failure.mfaRequired(context) { return .mfaRequired(next) }
-            return .error(SignInStartError(failure))
+            return .error(failure)
         }
     }
 
@@ -179,7 +179,7 @@ public final class NativeAuthClient: Sendable {
             return .codeRequired(ResetPasswordCodeRequiredState(context: context, continuationToken: code.continuationToken),
                                  sentTo: code.sentTo, channel: code.channel, codeLength: code.codeLength)
         } catch {
-            return .error(ResetPasswordStartError(NativeAuthFailure(error)))
+            return .error(AuthError(error))
         }
     }
 
@@ -204,7 +204,7 @@ public final class NativeAuthClient: Sendable {
         case "password":
             return .passwordRequired(SignUpPasswordRequiredState(context: context, continuationToken: try answer.continuationToken()))
         default:
-            throw NativeAuthFailure.invalidResponse("the sign-up challenge answered challenge_type '\(answer.challengeType ?? "")'")
+            throw AuthError.invalidResponse("the sign-up challenge answered challenge_type '\(answer.challengeType ?? "")'")
         }
     }
 
@@ -214,12 +214,12 @@ public final class NativeAuthClient: Sendable {
         do {
             let answer = try await post(.signUpContinue, [("continuation_token", continuationToken)] + parameters)
             return .completed(SignInAfterSignUpState(context: context, continuationToken: try answer.continuationToken()))
-        } catch let failure as NativeAuthFailure where failure.error == "attributes_required" {
-            guard let next = failure.continuationToken else { throw NativeAuthFailure.invalidResponse("attributes_required without a continuation_token") }
-            guard !failure.requiredAttributes.isEmpty else { throw NativeAuthFailure.invalidResponse("attributes_required names no attribute") }
+        } catch let failure as AuthError where failure.code == .attributesRequired {
+            guard let next = failure.continuationToken else { throw AuthError.invalidResponse("attributes_required without a continuation_token") }
+            guard !failure.requiredAttributes.isEmpty else { throw AuthError.invalidResponse("attributes_required names no attribute") }
             return .attributesRequired(SignUpAttributesRequiredState(context: context, continuationToken: next), failure.requiredAttributes)
-        } catch let failure as NativeAuthFailure where failure.error == "credential_required" {
-            guard let next = failure.continuationToken else { throw NativeAuthFailure.invalidResponse("credential_required without a continuation_token") }
+        } catch let failure as AuthError where failure.serverError == "credential_required" {
+            guard let next = failure.continuationToken else { throw AuthError.invalidResponse("credential_required without a continuation_token") }
             return try await signUpChallenge(next, context: context)
         }
     }
@@ -228,7 +228,7 @@ public final class NativeAuthClient: Sendable {
     func resetChallenge(_ continuationToken: String) async throws -> CodeSent {
         let answer = try await post(.resetChallenge, [("continuation_token", continuationToken), ("challenge_type", resetChallengeTypes)])
         guard answer.challengeType == "oob" else {
-            throw NativeAuthFailure.invalidResponse("the reset challenge answered challenge_type '\(answer.challengeType ?? "")'")
+            throw AuthError.invalidResponse("the reset challenge answered challenge_type '\(answer.challengeType ?? "")'")
         }
         return try CodeSent(answer)
     }
@@ -249,17 +249,17 @@ public final class NativeAuthClient: Sendable {
             case "succeeded":
                 return .completed(SignInAfterResetPasswordState(context: context, continuationToken: try poll.continuationToken()))
             case "failed":
-                var failure = NativeAuthFailure(.passwordResetFailed, "password_change_failed", "The server could not change the password.")
+                var failure = AuthError(.passwordResetFailed, "The server could not change the password.")
                 failure.correlationID = poll.correlationID
-                return .error(PasswordRequiredError(failure), newState: ResetPasswordRequiredState(context: context, continuationToken: token))
+                return .error(failure, newState: ResetPasswordRequiredState(context: context, continuationToken: token))
             case "not_started", "in_progress":
                 guard Date().addingTimeInterval(interval) < deadline else {
-                    return .error(PasswordRequiredError(NativeAuthFailure(.timeout, "password_reset_timeout",
-                                                                          "The password reset did not complete in time.")), newState: nil)
+                    return .error(AuthError(.timeout,
+                                                                          "The password reset did not complete in time."), newState: nil)
                 }
                 try await Task.sleep(nanoseconds: UInt64(interval * 1_000_000_000))
             default:
-                throw NativeAuthFailure.invalidResponse("poll_completion answered status '\(poll.answer.status ?? "")'")
+                throw AuthError.invalidResponse("poll_completion answered status '\(poll.answer.status ?? "")'")
             }
         }
     }
@@ -278,21 +278,21 @@ public final class NativeAuthClient: Sendable {
     /// with the ID token validated as ``OIDCClient`` validates it.
     func authorizationResult(from response: TokenResponse, receivedAt: Date) async throws -> AuthorizationResult {
         guard response.tokenType.lowercased() == "bearer" else {
-            throw NativeAuthFailure.invalidResponse("token_type '\(response.tokenType)' is not Bearer")
+            throw AuthError.invalidResponse("token_type '\(response.tokenType)' is not Bearer")
         }
         guard let raw = response.idToken else {
-            throw NativeAuthFailure.invalidResponse("the token response has no id_token although openid was asked for")
+            throw AuthError.invalidResponse("the token response has no id_token although openid was asked for")
         }
         let idToken = try await oidc.validateIDToken(raw, nonce: nil, accessToken: response.accessToken)
         let tokens = TokenSet(response: response, receivedAt: receivedAt, issuer: oidc.configuration.issuerIdentifier,
                               clientID: configuration.clientID)
-        return AuthorizationResult(tokens: tokens, idToken: idToken)
+        return AuthorizationResult(tokens: tokens, idToken: idToken, isNewUser: response.isNewUser ?? false)
     }
 
     // MARK: HTTP
 
     /// A form POST to a native endpoint. A 200 answer whose `challenge_type` is `redirect`
-    /// throws ``NativeAuthFailure/Kind/browserRequired``; any other status throws the server's error.
+    /// throws ``AuthError/Code/browserRequired``; any other status throws the server's error.
     func post(_ endpoint: NativeAuthEndpoints.Name, _ parameters: [(String, String)]) async throws -> NativeAnswer {
         try await post(to: try await endpoints().url(endpoint), name: endpoint.rawValue, parameters)
     }
@@ -308,18 +308,18 @@ public final class NativeAuthClient: Sendable {
         let answeredID = response.headers["x-ms-request-id"] ?? correlationID
         guard response.status == 200 else {
             guard let error = try? JSONDecoder().decode(NativeAuthErrorAnswer.self, from: response.body) else {
-                var failure = NativeAuthFailure.invalidResponse("\(name) answered HTTP \(response.status)")
+                var failure = AuthError.invalidResponse("\(name) answered HTTP \(response.status)")
                 failure.httpStatus = response.status
                 failure.correlationID = answeredID
                 throw failure
             }
-            throw NativeAuthFailure(serverError: error, status: response.status, headers: response.headers, correlationID: answeredID)
+            throw AuthError(serverError: error, status: response.status, headers: response.headers, correlationID: answeredID)
         }
         guard let answer = try? JSONDecoder().decode(NativeAuthAnswer.self, from: response.body) else {
-            throw NativeAuthFailure.invalidResponse("\(name) answered something that is not a JSON object of its members")
+            throw AuthError.invalidResponse("\(name) answered something that is not a JSON object of its members")
         }
         if answer.challengeType == "redirect" {
-            var failure = NativeAuthFailure(.browserRequired, "redirect",
+            var failure = AuthError(.browserRequired,
                                             answer.redirectReason ?? "This sign-in can only continue in the browser.")
             failure.correlationID = answeredID
             throw failure
@@ -422,13 +422,13 @@ struct NativeAnswer: Sendable {
     /// The whole answer as `type` (a token response, an email-link answer).
     func decode<T: Decodable>(_ type: T.Type, _ what: String) throws -> T {
         do { return try JSONDecoder().decode(type, from: raw) } catch {
-            throw NativeAuthFailure.invalidResponse("the \(what) is not valid: \(error)")
+            throw AuthError.invalidResponse("the \(what) is not valid: \(error)")
         }
     }
 
     func continuationToken() throws -> String {
         guard let token = answer.continuationToken, !token.isEmpty else {
-            throw NativeAuthFailure(.invalidResponse, "continuation_token_missing", "The answer has no continuation_token.")
+            throw AuthError(.invalidResponse, "The answer has no continuation_token.")
         }
         return token
     }

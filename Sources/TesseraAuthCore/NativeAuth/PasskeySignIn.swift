@@ -18,8 +18,8 @@ extension NativeAuthClient {
     /// (`/passkey/v1.0/signin`): validated tokens; `amr` says `hwk` or `swk`, with `pin` and
     /// `mfa` when the device verified the person.
     ///
-    /// - Throws: ``NativeAuthFailure`` — `suberror` `invalid_passkey` (refused: its challenge,
-    ///   origin, signature…; ask for new options), `passkey_blocked`, or `mfa_required` for a
+    /// - Throws: ``AuthError`` — ``AuthError/Code/invalidPasskey`` (refused: its challenge,
+    ///   origin, signature…; ask for new options), suberror `passkey_blocked`, or `mfa_required` for a
     ///   passkey that didn't verify the person of an account with two-step verification
     ///   (``mfaRequired(by:username:scopes:)`` goes on).
     public func signIn(passkey assertion: PasskeyAssertion, scopes: [String]? = nil) async throws -> AuthorizationResult {

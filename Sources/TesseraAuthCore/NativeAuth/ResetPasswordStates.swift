@@ -9,7 +9,7 @@ public enum ResetPasswordStartResult: Sendable {
     /// A code was sent to the address: `sentTo` is the masked address, `codeLength` its digits.
     case codeRequired(ResetPasswordCodeRequiredState, sentTo: String, channel: NativeAuthChannelType, codeLength: Int)
     /// The reset could not start.
-    case error(ResetPasswordStartError)
+    case error(AuthError)
 }
 
 /// What ``ResetPasswordCodeRequiredState/submitCode(_:)`` led to.
@@ -17,7 +17,7 @@ public enum ResetPasswordVerifyCodeResult: Sendable {
     /// The code was right: ask for the new password.
     case passwordRequired(ResetPasswordRequiredState)
     /// The code was not accepted; with a wrong code `newState` takes another one or a resend.
-    case error(VerifyCodeError, newState: ResetPasswordCodeRequiredState?)
+    case error(AuthError, newState: ResetPasswordCodeRequiredState?)
 }
 
 /// What ``ResetPasswordRequiredState/submitPassword(_:)`` led to.
@@ -26,7 +26,7 @@ public enum ResetPasswordResult: Sendable {
     case completed(SignInAfterResetPasswordState)
     /// The password was not changed; after a policy error or `password_change_failed`,
     /// `newState` takes another one.
-    case error(PasswordRequiredError, newState: ResetPasswordRequiredState?)
+    case error(AuthError, newState: ResetPasswordRequiredState?)
 }
 
 /// The reset waits for the code sent to the address.
@@ -45,28 +45,28 @@ public final class ResetPasswordCodeRequiredState: Sendable {
 
     /// Sends the code the user typed (`/resetpassword/v1.0/continue`).
     public func submitCode(_ code: String) async -> ResetPasswordVerifyCodeResult {
-        guard step.take() else { return .error(VerifyCodeError(.alreadyUsed), newState: nil) }
+        guard step.take() else { return .error(.alreadyUsed, newState: nil) }
         do {
             let answer = try await context.client.post(.resetContinue, [("continuation_token", continuationToken), ("grant_type", "oob"),
                                                                         ("oob", code)])
             return .passwordRequired(ResetPasswordRequiredState(context: context, continuationToken: try answer.continuationToken()))
         } catch {
-            let failure = NativeAuthFailure(error)
-            return .error(VerifyCodeError(failure),
+            let failure = AuthError(error)
+            return .error(failure,
                           newState: failure.keepsFlow ? ResetPasswordCodeRequiredState(context: context, continuationToken: continuationToken) : nil)
         }
     }
 
     /// Asks for a new code (`/resetpassword/v1.0/challenge` again).
     public func resendCode() async -> ResendCodeResult<ResetPasswordCodeRequiredState> {
-        guard step.take() else { return .error(ResendCodeError(.alreadyUsed), newState: nil) }
+        guard step.take() else { return .error(.alreadyUsed, newState: nil) }
         do {
             let code = try await context.client.resetChallenge(continuationToken)
             return .codeRequired(ResetPasswordCodeRequiredState(context: context, continuationToken: code.continuationToken),
                                  sentTo: code.sentTo, channel: code.channel, codeLength: code.codeLength)
         } catch {
-            let failure = NativeAuthFailure(error)
-            return .error(ResendCodeError(failure),
+            let failure = AuthError(error)
+            return .error(failure,
                           newState: failure.keepsFlow ? ResetPasswordCodeRequiredState(context: context, continuationToken: continuationToken) : nil)
         }
     }
@@ -90,12 +90,12 @@ public final class ResetPasswordRequiredState: Sendable {
     /// complete (`poll_completion`, every `poll_interval` seconds, at most
     /// ``NativeAuthClient/Configuration/passwordResetTimeout``).
     public func submitPassword(_ password: String) async -> ResetPasswordResult {
-        guard step.take() else { return .error(PasswordRequiredError(.alreadyUsed), newState: nil) }
+        guard step.take() else { return .error(.alreadyUsed, newState: nil) }
         do {
             return try await context.client.submitNewPassword(continuationToken, password: password, context: context)
         } catch {
-            let failure = NativeAuthFailure(error)
-            return .error(PasswordRequiredError(failure),
+            let failure = AuthError(error)
+            return .error(failure,
                           newState: failure.keepsFlow ? ResetPasswordRequiredState(context: context, continuationToken: continuationToken) : nil)
         }
     }

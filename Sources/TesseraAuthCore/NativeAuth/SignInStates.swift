@@ -14,7 +14,7 @@ public enum SignInStartResult: Sendable {
     /// The password was right and a second factor is needed (docs/two-step.md).
     case mfaRequired(MFARequiredState)
     /// The sign-in failed.
-    case error(SignInStartError)
+    case error(AuthError)
 }
 
 /// What ``SignInCodeRequiredState/submitCode(_:)`` led to.
@@ -24,7 +24,7 @@ public enum SignInVerifyCodeResult: Sendable {
     /// The code was right and a second factor is needed (docs/two-step.md).
     case mfaRequired(MFARequiredState)
     /// The code was not accepted; with a wrong code `newState` takes another one or a resend.
-    case error(VerifyCodeError, newState: SignInCodeRequiredState?)
+    case error(AuthError, newState: SignInCodeRequiredState?)
 }
 
 /// What ``SignInPasswordRequiredState/submitPassword(_:)`` led to.
@@ -34,7 +34,7 @@ public enum SignInPasswordResult: Sendable {
     /// The password was right and a second factor is needed (docs/two-step.md).
     case mfaRequired(MFARequiredState)
     /// The password was not accepted; with a wrong password `newState` takes another one.
-    case error(PasswordRequiredError, newState: SignInPasswordRequiredState?)
+    case error(AuthError, newState: SignInPasswordRequiredState?)
 }
 
 /// The sign-in waits for the code sent to the address.
@@ -53,34 +53,34 @@ public final class SignInCodeRequiredState: Sendable {
 
     /// Sends the code the user typed (`/oauth2/v2.0/token`, `grant_type=oob`).
     public func submitCode(_ code: String) async -> SignInVerifyCodeResult {
-        guard step.take() else { return .error(VerifyCodeError(.alreadyUsed), newState: nil) }
+        guard step.take() else { return .error(.alreadyUsed, newState: nil) }
         do {
             return .completed(try await context.client.token(grant: "oob", continuationToken: continuationToken,
                                                              extra: [("oob", code)], context: context))
         } catch {
-            let failure = NativeAuthFailure(error)
+            let failure = AuthError(error)
             if let next = failure.mfaRequired(context) { return .mfaRequired(next) }
-            return .error(VerifyCodeError(failure),
+            return .error(failure,
                           newState: failure.keepsFlow ? SignInCodeRequiredState(context: context, continuationToken: continuationToken) : nil)
         }
     }
 
     /// Asks for a new code (`/oauth2/v2.0/challenge` again); the previous code stops working.
     public func resendCode() async -> ResendCodeResult<SignInCodeRequiredState> {
-        guard step.take() else { return .error(ResendCodeError(.alreadyUsed), newState: nil) }
+        guard step.take() else { return .error(.alreadyUsed, newState: nil) }
         let client = context.client
         do {
             let answer = try await client.post(.signInChallenge, [("continuation_token", continuationToken),
                                                                   ("challenge_type", client.challengeTypeList([.oob]))])
             guard answer.challengeType == "oob" else {
-                throw NativeAuthFailure.invalidResponse("the server answered a resend with challenge_type '\(answer.challengeType ?? "")'")
+                throw AuthError.invalidResponse("the server answered a resend with challenge_type '\(answer.challengeType ?? "")'")
             }
             let code = try CodeSent(answer)
             return .codeRequired(SignInCodeRequiredState(context: context, continuationToken: code.continuationToken),
                                  sentTo: code.sentTo, channel: code.channel, codeLength: code.codeLength)
         } catch {
-            let failure = NativeAuthFailure(error)
-            return .error(ResendCodeError(failure),
+            let failure = AuthError(error)
+            return .error(failure,
                           newState: failure.keepsFlow ? SignInCodeRequiredState(context: context, continuationToken: continuationToken) : nil)
         }
     }
@@ -102,14 +102,14 @@ public final class SignInPasswordRequiredState: Sendable {
 
     /// Sends the password (`/oauth2/v2.0/token`, `grant_type=password`).
     public func submitPassword(_ password: String) async -> SignInPasswordResult {
-        guard step.take() else { return .error(PasswordRequiredError(.alreadyUsed), newState: nil) }
+        guard step.take() else { return .error(.alreadyUsed, newState: nil) }
         do {
             return .completed(try await context.client.token(grant: "password", continuationToken: continuationToken,
                                                              extra: [("password", password)], context: context))
         } catch {
-            let failure = NativeAuthFailure(error)
+            let failure = AuthError(error)
             if let next = failure.mfaRequired(context) { return .mfaRequired(next) }
-            return .error(PasswordRequiredError(failure),
+            return .error(failure,
                           newState: failure.keepsFlow ? SignInPasswordRequiredState(context: context, continuationToken: continuationToken) : nil)
         }
     }

@@ -71,7 +71,7 @@ extension NativeAuthClient {
     public func signInWithApple(_ credential: AppleIDCredential, provider: String = "apple", scopes: [String]? = nil,
                                 linkingTo accessToken: String? = nil) async throws -> (result: AuthorizationResult, isNewUser: Bool) {
         let metadata = try await oidc.discover()
-        guard let url = URL(string: metadata.tokenEndpoint) else { throw NativeAuthFailure.invalidResponse("the token endpoint is not a URL") }
+        guard let url = URL(string: metadata.tokenEndpoint) else { throw AuthError.invalidResponse("the token endpoint is not a URL") }
         var scope = scopes ?? configuration.scopes
         if !scope.contains("openid") { scope.insert("openid", at: 0) }
         var parameters = [("grant_type", GrantType.tokenExchange), ("subject_token", credential.identityToken),
@@ -92,12 +92,12 @@ extension NativeAuthClient {
     /// provider's `account_providers_endpoint`; first-party apps only.
     public func linkedProviders(accessToken: String) async throws -> [String] {
         guard let endpoint = try await oidc.discover().accountProvidersEndpoint, let url = URL(string: endpoint) else {
-            throw NativeAuthFailure.invalidResponse("the provider has no account_providers_endpoint")
+            throw AuthError.invalidResponse("the provider has no account_providers_endpoint")
         }
         let response = try await transport.send(HTTPTransportRequest(url: url, headers: ["Authorization": "Bearer " + accessToken,
                                                                                           "Accept": "application/json"]))
         guard response.status == 200, let answer = try? JSONDecoder().decode(LinkedProvidersAnswer.self, from: response.body) else {
-            throw NativeAuthFailure.invalidResponse("the providers endpoint answered HTTP \(response.status)")
+            throw AuthError.invalidResponse("the providers endpoint answered HTTP \(response.status)")
         }
         return answer.linkedProviders
     }

@@ -16,7 +16,7 @@ public enum SignUpStartResult: Sendable {
     /// The account exists; sign the user in with the state.
     case completed(SignInAfterSignUpState)
     /// The sign-up could not start.
-    case error(SignUpStartError)
+    case error(AuthError)
 
     init(_ next: SignUpNext) {
         switch next {
@@ -36,9 +36,9 @@ public enum SignUpVerifyCodeResult: Sendable {
     case attributesRequired(SignUpAttributesRequiredState, attributes: [AttributeRequirement])
     /// The address is verified; the server needs a password next.
     case passwordRequired(SignUpPasswordRequiredState)
-    /// The code was not accepted; with a wrong code (``VerifyCodeError/isInvalidCode``)
+    /// The code was not accepted; with a wrong code (``AuthError/Code/invalidCode``)
     /// `newState` takes another code or a resend.
-    case error(VerifyCodeError, newState: SignUpCodeRequiredState?)
+    case error(AuthError, newState: SignUpCodeRequiredState?)
 }
 
 /// What ``SignUpPasswordRequiredState/submitPassword(_:)`` led to.
@@ -48,7 +48,7 @@ public enum SignUpPasswordResult: Sendable {
     /// The server needs these attributes next.
     case attributesRequired(SignUpAttributesRequiredState, attributes: [AttributeRequirement])
     /// The password was not accepted; with a policy error `newState` takes another one.
-    case error(PasswordRequiredError, newState: SignUpPasswordRequiredState?)
+    case error(AuthError, newState: SignUpPasswordRequiredState?)
 }
 
 /// What ``SignUpAttributesRequiredState/submitAttributes(_:)`` led to.
@@ -60,15 +60,15 @@ public enum SignUpAttributesResult: Sendable {
     /// Values of these attributes were refused; `newState` takes corrected ones.
     case attributesInvalid(SignUpAttributesRequiredState, attributeNames: [String])
     /// The attributes could not be sent.
-    case error(AttributesRequiredError, newState: SignUpAttributesRequiredState?)
+    case error(AuthError, newState: SignUpAttributesRequiredState?)
 }
 
 /// What a `resendCode()` led to.
 public enum ResendCodeResult<State: Sendable>: Sendable {
     /// A new code was sent; the previous one no longer works.
     case codeRequired(State, sentTo: String, channel: NativeAuthChannelType, codeLength: Int)
-    /// No code was sent; after `slow_down` (``NativeAuthStepError/retryAfter``) `newState` can ask again.
-    case error(ResendCodeError, newState: State?)
+    /// No code was sent; after `slow_down` (``AuthError/retryAfter``) `newState` can ask again.
+    case error(AuthError, newState: State?)
 }
 
 /// The sign-up waits for the code sent to the address.
@@ -87,31 +87,31 @@ public final class SignUpCodeRequiredState: Sendable {
 
     /// Sends the code the user typed (`/signup/v1.0/continue`, `grant_type=oob`).
     public func submitCode(_ code: String) async -> SignUpVerifyCodeResult {
-        guard step.take() else { return .error(VerifyCodeError(.alreadyUsed), newState: nil) }
+        guard step.take() else { return .error(.alreadyUsed, newState: nil) }
         do {
             switch try await context.client.signUpContinue(continuationToken, [("grant_type", "oob"), ("oob", code)], context: context) {
             case .completed(let state): return .completed(state)
             case .attributesRequired(let state, let attributes): return .attributesRequired(state, attributes: attributes)
             case .passwordRequired(let state): return .passwordRequired(state)
-            case .codeRequired: throw NativeAuthFailure.invalidResponse("the server asked for another code after a correct one")
+            case .codeRequired: throw AuthError.invalidResponse("the server asked for another code after a correct one")
             }
         } catch {
-            let failure = NativeAuthFailure(error)
-            return .error(VerifyCodeError(failure), newState: failure.keepsFlow ? SignUpCodeRequiredState(context: context, continuationToken: continuationToken) : nil)
+            let failure = AuthError(error)
+            return .error(failure, newState: failure.keepsFlow ? SignUpCodeRequiredState(context: context, continuationToken: continuationToken) : nil)
         }
     }
 
     /// Asks for a new code (`/signup/v1.0/challenge` again).
     public func resendCode() async -> ResendCodeResult<SignUpCodeRequiredState> {
-        guard step.take() else { return .error(ResendCodeError(.alreadyUsed), newState: nil) }
+        guard step.take() else { return .error(.alreadyUsed, newState: nil) }
         do {
             guard case .codeRequired(let state, let code) = try await context.client.signUpChallenge(continuationToken, context: context) else {
-                throw NativeAuthFailure.invalidResponse("the server answered a resend without a code")
+                throw AuthError.invalidResponse("the server answered a resend without a code")
             }
             return .codeRequired(state, sentTo: code.sentTo, channel: code.channel, codeLength: code.codeLength)
         } catch {
-            let failure = NativeAuthFailure(error)
-            return .error(ResendCodeError(failure), newState: failure.keepsFlow ? SignUpCodeRequiredState(context: context, continuationToken: continuationToken) : nil)
+            let failure = AuthError(error)
+            return .error(failure, newState: failure.keepsFlow ? SignUpCodeRequiredState(context: context, continuationToken: continuationToken) : nil)
         }
     }
 }
@@ -132,17 +132,17 @@ public final class SignUpPasswordRequiredState: Sendable {
 
     /// Sends the password (`/signup/v1.0/continue`, `grant_type=password`).
     public func submitPassword(_ password: String) async -> SignUpPasswordResult {
-        guard step.take() else { return .error(PasswordRequiredError(.alreadyUsed), newState: nil) }
+        guard step.take() else { return .error(.alreadyUsed, newState: nil) }
         do {
             switch try await context.client.signUpContinue(continuationToken, [("grant_type", "password"), ("password", password)],
                                                            context: context) {
             case .completed(let state): return .completed(state)
             case .attributesRequired(let state, let attributes): return .attributesRequired(state, attributes: attributes)
-            case .passwordRequired, .codeRequired: throw NativeAuthFailure.invalidResponse("the server asked for the password again")
+            case .passwordRequired, .codeRequired: throw AuthError.invalidResponse("the server asked for the password again")
             }
         } catch {
-            let failure = NativeAuthFailure(error)
-            return .error(PasswordRequiredError(failure),
+            let failure = AuthError(error)
+            return .error(failure,
                           newState: failure.keepsFlow ? SignUpPasswordRequiredState(context: context, continuationToken: continuationToken) : nil)
         }
     }
@@ -164,20 +164,20 @@ public final class SignUpAttributesRequiredState: Sendable {
 
     /// Sends attributes by name (`/signup/v1.0/continue`, `grant_type=attributes`).
     public func submitAttributes(_ attributes: [String: JSONValue]) async -> SignUpAttributesResult {
-        guard step.take() else { return .error(AttributesRequiredError(.alreadyUsed), newState: nil) }
+        guard step.take() else { return .error(.alreadyUsed, newState: nil) }
         do {
             switch try await context.client.signUpContinue(continuationToken, [("grant_type", "attributes"),
                                                                                ("attributes", NativeAuthClient.encode(attributes))],
                                                            context: context) {
             case .completed(let state): return .completed(state)
             case .attributesRequired(let state, let attributes): return .attributesRequired(state, attributes: attributes)
-            case .passwordRequired, .codeRequired: throw NativeAuthFailure.invalidResponse("the server asked for a code or password after attributes")
+            case .passwordRequired, .codeRequired: throw AuthError.invalidResponse("the server asked for a code or password after attributes")
             }
         } catch {
-            let failure = NativeAuthFailure(error)
+            let failure = AuthError(error)
             let retry = SignUpAttributesRequiredState(context: context, continuationToken: continuationToken)
-            if failure.isAttributesInvalid { return .attributesInvalid(retry, attributeNames: failure.invalidAttributes) }
-            return .error(AttributesRequiredError(failure), newState: failure.keepsFlow ? retry : nil)
+            if failure.code == .invalidAttributes { return .attributesInvalid(retry, attributeNames: failure.invalidAttributes) }
+            return .error(failure, newState: failure.keepsFlow ? retry : nil)
         }
     }
 }
@@ -189,7 +189,7 @@ public enum SignInAfterFlowResult: Sendable {
     /// A second factor is needed first (the person has two-step verification; docs/two-step.md).
     case mfaRequired(MFARequiredState)
     /// No tokens.
-    case error(SignInAfterFlowError)
+    case error(AuthError)
 }
 
 /// The account was created: the continuation token signs the user in without asking again.
@@ -217,14 +217,14 @@ public final class SignInAfterSignUpState: Sendable {
 
 /// `grant_type=continuation_token` after a sign-up or reset.
 func signInAfterFlow(context: FlowContext, token: String, step: SingleUse, scopes: [String]?) async -> SignInAfterFlowResult {
-    guard step.take() else { return .error(SignInAfterFlowError(.alreadyUsed)) }
+    guard step.take() else { return .error(.alreadyUsed) }
     let context = FlowContext(client: context.client, username: context.username, scopes: scopes ?? context.scopes)
     do {
         return .completed(try await context.client.token(grant: "continuation_token", continuationToken: token,
                                                          extra: [("username", context.username)], context: context))
     } catch {
-        let failure = NativeAuthFailure(error)
+        let failure = AuthError(error)
         if let next = failure.mfaRequired(context) { return .mfaRequired(next) }
-        return .error(SignInAfterFlowError(failure))
+        return .error(failure)
     }
 }

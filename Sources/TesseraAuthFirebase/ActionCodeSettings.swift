@@ -1,7 +1,8 @@
 import Foundation
+import TesseraAuthCore
 
 /// How the sign-in link is built: where it leads back and which app opens it (Firebase's
-/// `ActionCodeSettings`, seed 004). Sent with ``EmailLinkAuth/sendSignInLink(toEmail:actionCodeSettings:languageCode:)``.
+/// `ActionCodeSettings`, seed 004) — `EmailLinkOptions` in Firebase's shape. Sent with ``EmailLinkAuth/sendSignInLink(toEmail:actionCodeSettings:languageCode:)``.
 ///
 /// ```swift
 /// var settings = ActionCodeSettings()
@@ -57,17 +58,10 @@ public struct ActionCodeSettings: Sendable, Equatable {
         androidMinimumVersion = minimumVersion
     }
 
-    /// The form parameters of `/emaillink/v1.0/send` these settings stand for.
-    var parameters: [(String, String)] {
-        var parameters: [(String, String)] = []
-        if let url { parameters.append(("continue_url", url.absoluteString)) }
-        parameters.append(("handle_code_in_app", handleCodeInApp ? "true" : "false"))
-        if let iOSBundleID { parameters.append(("ios_bundle_id", iOSBundleID)) }
-        if let androidPackageName {
-            parameters.append(("android_package_name", androidPackageName))
-            parameters.append(("android_install_app", androidInstallIfNotAvailable ? "true" : "false"))
-            if let androidMinimumVersion { parameters.append(("android_minimum_version", androidMinimumVersion)) }
-        }
-        return parameters
+    /// The Tessera options these settings stand for.
+    public var options: EmailLinkOptions {
+        EmailLinkOptions(continueURL: url, handledInApp: handleCodeInApp, iOSBundleID: iOSBundleID,
+                         androidPackageName: androidPackageName, androidInstallsApp: androidInstallIfNotAvailable,
+                         androidMinimumVersion: androidMinimumVersion)
     }
 }
