@@ -143,3 +143,23 @@ struct EmailLinkOptionsTests {
         #expect(settings.options == options)
     }
 }
+
+@Suite("The account API's refusals are AuthErrors")
+struct AccountRefusalTests {
+    @Test("a JSON refusal keeps its claims and max_age; a bare bearer challenge is read too; a refused refresh ends the session")
+    func refusals() {
+        let body = #"{"error":"invalid_claims","error_description":"Some claims are not valid.","invalid_claims":{"birthdate":"must be a date"}}"#
+        let claims = AccountClient.refusal(HTTPTransportResponse(status: 400, headers: [:], body: Data(body.utf8)), "PATCH /profile")
+        #expect(claims.code == .invalidClaims && claims.invalidClaims == ["birthdate": "must be a date"] && claims.httpStatus == 400)
+        let recent = #"{"error":"insufficient_user_authentication","error_description":"Sign in again.","max_age":600}"#
+        let stale = AccountClient.refusal(HTTPTransportResponse(status: 401, headers: [:], body: Data(recent.utf8)), "DELETE /account")
+        #expect(stale.code == .insufficientUserAuthentication && stale.maxAge == 600 && stale.reason == "Sign in again.")
+        let challenge = AccountClient.refusal(HTTPTransportResponse(status: 401, headers: ["www-authenticate": #"Bearer error="invalid_token""#],
+                                                                    body: Data()), "GET /profile")
+        #expect(challenge.code == .invalidToken && challenge.serverError == "invalid_token")
+        let html = AccountClient.refusal(HTTPTransportResponse(status: 502, headers: [:], body: Data("<html>".utf8)), "GET /profile")
+        #expect(html.code == .invalidResponse && html.httpStatus == 502)
+        #expect(AccountClient.sessionError(AuthError.oauth(OAuthError(.invalidGrant, "revoked"))).code == .notSignedIn)
+        #expect(AccountClient.sessionError(AuthError(.network, "offline")).code == .network)
+    }
+}

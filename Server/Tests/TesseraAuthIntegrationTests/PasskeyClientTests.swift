@@ -37,7 +37,7 @@ struct PasskeyClientTests {
             let added = try await account.addPasskey(raw, name: "Alice's phone")
             #expect(added.name == "Alice's phone" && !added.synced && !added.blocked && added.id == device.credentialIDText)
             #expect(try await account.passkeys().map(\.id) == [added.id])
-            await #expect { _ = try await account.addPasskey(raw) } throws: { ($0 as? AccountError)?.code == .invalidPasskey }
+            await #expect { _ = try await account.addPasskey(raw) } throws: { ($0 as? AuthError)?.code == .invalidPasskey }
 
             let requestOptions = try await client.passkeySignInOptions()
             #expect(requestOptions.rpId == live.issuer.host && requestOptions.allowCredentials.isEmpty)
@@ -56,7 +56,7 @@ struct PasskeyClientTests {
             }
 
             try await account.removePasskey(id: added.id)
-            await #expect { try await account.removePasskey(id: added.id) } throws: { ($0 as? AccountError)?.code == .notFound }
+            await #expect { try await account.removePasskey(id: added.id) } throws: { ($0 as? AuthError)?.code == .notFound }
             let again = device.assert(try await client.passkeySignInOptions())
             await #expect { _ = try await client.signIn(passkey: again) } throws: { error in
                 (error as? AuthError)?.code == .invalidPasskey

@@ -41,7 +41,7 @@ struct AccountAPIThroughSDKTests {
         try await AccountLive.run { live in
             let account = live.account(try await live.signInNatively())
             live.clock.advance(by: 601)
-            let refused = try await #require(throws: AccountError.self) { try await account.removePassword() }
+            let refused = try await #require(throws: AuthError.self) { try await account.removePassword() }
             #expect(refused.code == .insufficientUserAuthentication && refused.maxAge == 600)
             #expect(try await account.profile().hasPassword)
 
@@ -60,9 +60,9 @@ struct AccountAPIThroughSDKTests {
             let address: JSONValue = .object(["locality": "Berlin", "country": "DE"])
             live.clock.advance(by: 601)
 
-            let refused = try await #require(throws: AccountError.self) { try await account.updateProfile(["address": address]) }
+            let refused = try await #require(throws: AuthError.self) { try await account.updateProfile(["address": address]) }
             #expect(refused.code == .insufficientUserAuthentication && refused.httpStatus == 401)
-            #expect(refused.maxAge == 600 && refused.apiError?.error == "insufficient_user_authentication")
+            #expect(refused.maxAge == 600 && refused.serverError == "insufficient_user_authentication")
             #expect(refused.reason.contains("'address'"))
             #expect(try await account.profile().claims["address"] == nil, "nothing changed")
             // A plain claim needs no recent sign-in, with the same token.
@@ -80,7 +80,7 @@ struct AccountAPIThroughSDKTests {
     func invalidClaims() async throws {
         try await AccountLive.run { live in
             let account = live.account(try await live.signInNatively())
-            let refused = try await #require(throws: AccountError.self) {
+            let refused = try await #require(throws: AuthError.self) {
                 try await account.updateProfile(["birthdate": "yesterday", "email": "mallory@example.com", "given_name": "Ann"])
             }
             #expect(refused.code == .invalidClaims && refused.httpStatus == 400)
@@ -97,12 +97,12 @@ struct AccountAPIThroughSDKTests {
         try await AccountLive.run { live in
             let elsewhere = live.account(try await live.signInNatively())
             let account = live.account(try await live.signInNatively())
-            let wrong = try await #require(throws: AccountError.self) {
+            let wrong = try await #require(throws: AuthError.self) {
                 try await account.changePassword(current: "wrong horse battery", new: Self.newPassword)
             }
-            #expect(wrong.code == .wrongPassword && wrong.httpStatus == 403)
-            let weak = try await #require(throws: AccountError.self) { try await account.changePassword(current: Self.password, new: "short") }
-            #expect(weak.code == .passwordTooWeak && weak.httpStatus == 400 && !weak.reason.isEmpty)
+            #expect(wrong.code == .invalidCredentials && wrong.httpStatus == 403)
+            let weak = try await #require(throws: AuthError.self) { try await account.changePassword(current: Self.password, new: "short") }
+            #expect(weak.code == .invalidPassword && weak.httpStatus == 400 && !weak.reason.isEmpty)
 
             try await account.changePassword(current: Self.password, new: Self.newPassword)
             guard case .error(let old) = await live.native.signIn(username: Self.email, password: Self.password) else {
@@ -115,7 +115,7 @@ struct AccountAPIThroughSDKTests {
             #expect(renewed.idToken?.authenticationMethods == ["pwd"])
             // The app that changed it keeps working; the other sign-in's tokens don't.
             #expect(try await account.profile().hasPassword)
-            let ended = try await #require(throws: AccountError.self) { try await elsewhere.profile() }
+            let ended = try await #require(throws: AuthError.self) { try await elsewhere.profile() }
             #expect(ended.code == .invalidToken && ended.httpStatus == 401)
         }
     }
@@ -133,7 +133,7 @@ struct AccountAPIThroughSDKTests {
             #expect(session.amr == ["pwd"] && session.authTime == live.clock.clock.now() && session.expiresAt > session.authTime)
             #expect(session.ipAddress == "127.0.0.1")
 
-            let unknown = try await #require(throws: AccountError.self) { try await account.endSession(id: "no-such-session") }
+            let unknown = try await #require(throws: AuthError.self) { try await account.endSession(id: "no-such-session") }
             #expect(unknown.code == .notFound && unknown.httpStatus == 404)
             try await account.endSession(id: sid)
             #expect(try await account.sessions().isEmpty)
@@ -147,7 +147,7 @@ struct AccountAPIThroughSDKTests {
             let session = AuthState(client: live.oidc, tokens: first.tokens)
             let account = AccountClient(state: session)
             live.clock.advance(by: 601)
-            let refused = try await #require(throws: AccountError.self) { try await account.deleteAccount() }
+            let refused = try await #require(throws: AuthError.self) { try await account.deleteAccount() }
             #expect(refused.code == .insufficientUserAuthentication && refused.maxAge == 600)
             #expect(try await live.provider.store.user(email: Self.email) != nil, "nothing was deleted")
 
@@ -157,9 +157,9 @@ struct AccountAPIThroughSDKTests {
             #expect(await session.isSignedIn == false)
             #expect(try await live.provider.store.user(email: Self.email) == nil)
 
-            let gone = try await #require(throws: AccountError.self) { try await live.account(again).profile() }
+            let gone = try await #require(throws: AuthError.self) { try await live.account(again).profile() }
             #expect(gone.code == .invalidToken && gone.httpStatus == 401)
-            let older = try await #require(throws: AccountError.self) { try await live.account(first).sessions() }
+            let older = try await #require(throws: AuthError.self) { try await live.account(first).sessions() }
             #expect(older.code == .invalidToken)
         }
     }
@@ -176,10 +176,10 @@ struct AccountAPIThroughSDKTests {
             let code = try #require(AccountLive.code(in: mail, length: started.codeLength))
 
             let wrongCode = String(code.dropLast()) + (code.hasSuffix("0") ? "1" : "0")
-            let wrong = try await #require(throws: AccountError.self) {
+            let wrong = try await #require(throws: AuthError.self) {
                 try await account.confirmEmailChange(id: started.changeID, code: wrongCode)
             }
-            #expect(wrong.code == .wrongCode && wrong.httpStatus == 400 && wrong.apiError?.error == "wrong_code")
+            #expect(wrong.code == .invalidCode && wrong.httpStatus == 400 && wrong.serverError == "wrong_code")
             #expect(wrong.reason.contains(/\d+ more tr/), "the description says how many tries are left: \(wrong.reason)")
             #expect(try await account.profile().email == Self.email, "a wrong code changes nothing")
             #expect(try await live.lastMail(to: Self.email) == nil)
@@ -191,8 +191,8 @@ struct AccountAPIThroughSDKTests {
             let notice = try #require(try await live.lastMail(to: Self.email), "the old address is told")
             #expect(notice.metadata["template"] == Email.emailChanged(newEmail: "").templateName && notice.text.contains(newEmail))
 
-            let used = try await #require(throws: AccountError.self) { try await account.confirmEmailChange(id: started.changeID, code: code) }
-            #expect(used.code == .expiredChange && used.httpStatus == 400, "a change is confirmed once")
+            let used = try await #require(throws: AuthError.self) { try await account.confirmEmailChange(id: started.changeID, code: code) }
+            #expect(used.code == .flowExpired && used.httpStatus == 400, "a change is confirmed once")
             guard case .completed = await live.native.signIn(username: newEmail, password: Self.password) else {
                 Issue.record("the new address must sign in"); return
             }
@@ -204,8 +204,8 @@ struct AccountAPIThroughSDKTests {
         try await AccountLive.run { live in
             let account = live.account(try await live.signInNatively())
             for address in [Self.email, " ALICE@example.com", "alice.example.com", "alice@localhost", ""] {
-                let refused = try await #require(throws: AccountError.self) { try await account.startEmailChange(to: address) }
-                #expect(refused.code == .invalidAddress && refused.httpStatus == 400 && refused.apiError?.error == "invalid_address",
+                let refused = try await #require(throws: AuthError.self) { try await account.startEmailChange(to: address) }
+                #expect(refused.code == .invalidEmail && refused.httpStatus == 400 && refused.serverError == "invalid_address",
                         "'\(address)': \(refused)")
             }
             #expect(try await live.lastMail(to: Self.email) == nil)
@@ -218,7 +218,7 @@ struct AccountAPIThroughSDKTests {
         try await AccountLive.run { live in
             let account = live.account(try await live.signInNatively())
             live.clock.advance(by: 601)
-            let refused = try await #require(throws: AccountError.self) { try await account.startEmailChange(to: "alice.new@example.com") }
+            let refused = try await #require(throws: AuthError.self) { try await account.startEmailChange(to: "alice.new@example.com") }
             #expect(refused.code == .insufficientUserAuthentication && refused.httpStatus == 401 && refused.maxAge == 600)
             #expect(try await live.lastMail(to: "alice.new@example.com") == nil)
 
@@ -245,8 +245,8 @@ struct AccountAPIThroughSDKTests {
             let freeMail = try #require(try await live.lastMail(to: "alice.new@example.com"))
             let other = try #require(AccountLive.code(in: freeMail, length: free.codeLength))
             for code in [String(repeating: "1", count: taken.codeLength), other] {
-                let refused = try await #require(throws: AccountError.self) { try await account.confirmEmailChange(id: taken.changeID, code: code) }
-                #expect(refused.code == .wrongCode && refused.httpStatus == 400)
+                let refused = try await #require(throws: AuthError.self) { try await account.confirmEmailChange(id: taken.changeID, code: code) }
+                #expect(refused.code == .invalidCode && refused.httpStatus == 400)
             }
             #expect(try await account.profile().email == Self.email, "nothing changed")
             #expect(try await live.provider.store.user(email: "bob@example.com")?.id == bob.id)
@@ -265,7 +265,7 @@ struct AccountAPIThroughSDKTests {
             let transport = RecordingTransport()
             let client = OIDCClient(configuration: configuration, transport: transport, now: live.now)
             let account = AccountClient(client: client) { signedIn.tokens.accessToken }
-            let error = try await #require(throws: AccountError.self) { try await account.profile() }
+            let error = try await #require(throws: AuthError.self) { try await account.profile() }
             #expect(error.code == .unsupported && error.httpStatus == nil)
             #expect(await transport.paths.isEmpty)
             // The providers list has its own discovery member.

@@ -12,7 +12,7 @@ import TesseraCore
 /// profile = try await account.updateProfile(["given_name": "Ann", "nickname": .null])
 /// do {
 ///     try await account.deleteAccount()
-/// } catch let error as AccountError where error.code == .insufficientUserAuthentication {
+/// } catch let error as AuthError where error.code == .insufficientUserAuthentication {
 ///     var request = session.client.makeRequest()
 ///     request.maxAge = error.maxAge                           // RFC 9470: sign in again...
 ///     try await session.signIn(using: userAgent, request: request)
@@ -24,7 +24,7 @@ import TesseraCore
 /// the operator's first-party clients are accepted. Changing a sensitive claim (an address, a
 /// document, a tax number), the email address, the password without the current one, removing
 /// the password and deleting the account need a recent sign-in: the server then answers
-/// ``AccountError/Code/insufficientUserAuthentication`` with the ``AccountError/maxAge`` to sign
+/// ``AuthError/Code/insufficientUserAuthentication`` with the ``AuthError/maxAge`` to sign
 /// in again with, and nothing changes.
 ///
 /// Like ``AuthorizationApprover`` it holds no tokens itself: it asks for one per call (from an
@@ -58,7 +58,7 @@ public struct AccountClient: Sendable {
 
     /// The account as its owner sees it: `sub`, the address and whether it is verified,
     /// whether it has a password, and the profile's claims (`GET …/profile`).
-    public func profile() async throws(AccountError) -> AccountProfile {
+    public func profile() async throws(AuthError) -> AccountProfile {
         try await send("GET", "/profile").decode(AccountProfile.self, "profile")
     }
 
@@ -67,14 +67,14 @@ public struct AccountClient: Sendable {
     /// replaced whole (`.object(["locality": "Berlin", "country": "DE"])`). All of it applies or none.
     ///
     /// - Returns: the account after the change.
-    /// - Throws: ``AccountError/Code/invalidClaims`` with every refused claim in
-    ///   ``AccountError/invalidClaims`` (unknown, maintained by the server such as `email`, or a
-    ///   value of the wrong shape); ``AccountError/Code/insufficientUserAuthentication`` when a
-    ///   sensitive claim changes and the sign-in is older than ``AccountError/maxAge``.
-    public func updateProfile(_ changes: [String: JSONValue]) async throws(AccountError) -> AccountProfile {
+    /// - Throws: ``AuthError/Code/invalidClaims`` with every refused claim in
+    ///   ``AuthError/invalidClaims`` (unknown, maintained by the server such as `email`, or a
+    ///   value of the wrong shape); ``AuthError/Code/insufficientUserAuthentication`` when a
+    ///   sensitive claim changes and the sign-in is older than ``AuthError/maxAge``.
+    public func updateProfile(_ changes: [String: JSONValue]) async throws(AuthError) -> AccountProfile {
         let body: Data
         do { body = try CanonicalJSON.encode(changes) } catch {
-            throw AccountError(.invalidRequest, "the changes can't be encoded as JSON: \(error)")
+            throw AuthError(.configuration, "the changes can't be encoded as JSON: \(error)")
         }
         return try await send("PATCH", "/profile", body: body, contentType: "application/merge-patch+json")
             .decode(AccountProfile.self, "profile")
@@ -89,13 +89,13 @@ public struct AccountClient: Sendable {
     ///   - current: the current password. It may be `nil` when the account has none
     ///     (`AccountProfile.hasPassword`) or the sign-in is recent.
     ///   - new: the new password, checked against the server's policy.
-    /// - Throws: ``AccountError/Code/wrongPassword``, ``AccountError/Code/passwordThrottled``,
-    ///   ``AccountError/Code/passwordTooWeak`` (the reason in ``AccountError/reason``), or
-    ///   ``AccountError/Code/insufficientUserAuthentication`` without `current` and a recent sign-in.
-    public func changePassword(current: String?, new: String) async throws(AccountError) {
+    /// - Throws: ``AuthError/Code/invalidCredentials``, ``AuthError/Code/slowDown``,
+    ///   ``AuthError/Code/invalidPassword`` (the reason in ``AuthError/reason``), or
+    ///   ``AuthError/Code/insufficientUserAuthentication`` without `current` and a recent sign-in.
+    public func changePassword(current: String?, new: String) async throws(AuthError) {
         let body: Data
         do { body = try JSONEncoder().encode(AccountPasswordChange(currentPassword: current, newPassword: new)) } catch {
-            throw AccountError(.invalidRequest, "the password change can't be encoded as JSON: \(error)")
+            throw AuthError(.configuration, "the password change can't be encoded as JSON: \(error)")
         }
         _ = try await send("POST", "/password", body: body, contentType: "application/json", expecting: 204)
     }
@@ -103,9 +103,9 @@ public struct AccountClient: Sendable {
     /// Removes the password (`DELETE …/password`): the user then signs in by code, link or a
     /// linked provider. Needs a recent sign-in.
     ///
-    /// - Throws: ``AccountError/Code/lastWayIn`` when the address is unverified and no provider
-    ///   is linked (the password is the only way in); ``AccountError/Code/insufficientUserAuthentication``.
-    public func removePassword() async throws(AccountError) {
+    /// - Throws: ``AuthError/Code/lastWayIn`` when the address is unverified and no provider
+    ///   is linked (the password is the only way in); ``AuthError/Code/insufficientUserAuthentication``.
+    public func removePassword() async throws(AuthError) {
         _ = try await send("DELETE", "/password", expecting: 204)
     }
 
@@ -122,13 +122,13 @@ public struct AccountClient: Sendable {
     /// - Returns: the waiting change: `AccountEmailChangeStarted.changeID` goes back with the
     ///   code; `AccountEmailChangeStarted.target` is the address masked, to show ("we sent a
     ///   code to a***e@e*****e.com"); the code's length and its lifetime in seconds.
-    /// - Throws: ``AccountError/Code/invalidAddress`` when `newEmail` is not an address or is the
-    ///   account's own; ``AccountError/Code/insufficientUserAuthentication`` when the sign-in is
-    ///   older than ``AccountError/maxAge``; ``AccountError/Code/tooManyCodes``. Nothing is sent then.
-    public func startEmailChange(to newEmail: String) async throws(AccountError) -> AccountEmailChangeStarted {
+    /// - Throws: ``AuthError/Code/invalidEmail`` when `newEmail` is not an address or is the
+    ///   account's own; ``AuthError/Code/insufficientUserAuthentication`` when the sign-in is
+    ///   older than ``AuthError/maxAge``; ``AuthError/Code/slowDown``. Nothing is sent then.
+    public func startEmailChange(to newEmail: String) async throws(AuthError) -> AccountEmailChangeStarted {
         let body: Data
         do { body = try JSONEncoder().encode(AccountEmailChange(newEmail: newEmail)) } catch {
-            throw AccountError(.invalidRequest, "the address change can't be encoded as JSON: \(error)")
+            throw AuthError(.configuration, "the address change can't be encoded as JSON: \(error)")
         }
         return try await send("POST", "/email", body: body, contentType: "application/json", expecting: 202)
             .decode(AccountEmailChangeStarted.self, "address change")
@@ -143,13 +143,13 @@ public struct AccountClient: Sendable {
     ///   - id: the change's `AccountEmailChangeStarted.changeID`.
     ///   - code: the code as the user typed it (spaces around it are ignored).
     /// - Returns: the account after the change.
-    /// - Throws: ``AccountError/Code/wrongCode`` (``AccountError/reason`` says how many tries are
-    ///   left); ``AccountError/Code/expiredChange`` when the change is unknown, used, expired or
+    /// - Throws: ``AuthError/Code/invalidCode`` (``AuthError/reason`` says how many tries are
+    ///   left); ``AuthError/Code/flowExpired`` when the change is unknown, used, expired or
     ///   was tried too often: start again.
-    public func confirmEmailChange(id: String, code: String) async throws(AccountError) -> AccountProfile {
+    public func confirmEmailChange(id: String, code: String) async throws(AuthError) -> AccountProfile {
         let body: Data
         do { body = try JSONEncoder().encode(AccountEmailConfirmation(changeID: id, code: code)) } catch {
-            throw AccountError(.invalidRequest, "the confirmation can't be encoded as JSON: \(error)")
+            throw AuthError(.configuration, "the confirmation can't be encoded as JSON: \(error)")
         }
         return try await send("POST", "/email/confirm", body: body, contentType: "application/json")
             .decode(AccountProfile.self, "profile")
@@ -159,19 +159,19 @@ public struct AccountClient: Sendable {
 
     /// The user's live browser sessions, the latest sign-in first (`GET …/sessions`). The ID
     /// token's `sid` names the one this app signed in with, when it signed in in the browser.
-    public func sessions() async throws(AccountError) -> [AccountSession] {
+    public func sessions() async throws(AuthError) -> [AccountSession] {
         try await send("GET", "/sessions").decode(AccountSessionList.self, "session list").sessions
     }
 
     /// Signs one browser session out (`DELETE …/sessions/{id}`), with the tokens apps got in
     /// it (but those for offline access).
     ///
-    /// - Throws: ``AccountError/Code/notFound`` when the user has no live session `id`.
-    public func endSession(id: String) async throws(AccountError) {
+    /// - Throws: ``AuthError/Code/notFound`` when the user has no live session `id`.
+    public func endSession(id: String) async throws(AuthError) {
         var segment = CharacterSet.urlPathAllowed
         segment.remove("/")
         guard let escaped = id.addingPercentEncoding(withAllowedCharacters: segment) else {
-            throw AccountError(.invalidRequest, "the session id '\(id)' can't be put in a URL")
+            throw AuthError(.configuration, "the session id '\(id)' can't be put in a URL")
         }
         _ = try await send("DELETE", "/sessions/" + escaped, expecting: 204)
     }
@@ -179,7 +179,7 @@ public struct AccountClient: Sendable {
     // MARK: Passkeys
 
     /// The account's passkeys (`GET …/passkeys`).
-    public func passkeys() async throws(AccountError) -> [AccountPasskey] {
+    public func passkeys() async throws(AuthError) -> [AccountPasskey] {
         try await send("GET", "/passkeys").decode(AccountPasskeyList.self, "passkey list").passkeys
     }
 
@@ -187,19 +187,19 @@ public struct AccountClient: Sendable {
     /// (`POST …/passkeys/options`): hand them to `ASAuthorizationPlatformPublicKeyCredentialProvider`
     /// (`TesseraAuth`'s `registrationRequest()`), then ``addPasskey(_:name:)``. Needs a recent sign-in.
     ///
-    /// - Throws: ``AccountError/Code/insufficientUserAuthentication``: sign in again and retry.
-    public func passkeyCreationOptions() async throws(AccountError) -> PasskeyCreationOptions {
+    /// - Throws: ``AuthError/Code/insufficientUserAuthentication``: sign in again and retry.
+    public func passkeyCreationOptions() async throws(AuthError) -> PasskeyCreationOptions {
         try await send("POST", "/passkeys/options").decode(PasskeyCreationOptions.self, "passkey creation options")
     }
 
     /// Adds the passkey the platform made for the options (`POST …/passkeys`).
     ///
-    /// - Throws: ``AccountError/Code/invalidPasskey`` (the server refused it: new options, then
-    ///   again), ``AccountError/Code/conflict`` (already registered, or too many).
-    public func addPasskey(_ registration: PasskeyRegistration, name: String? = nil) async throws(AccountError) -> AccountPasskey {
+    /// - Throws: ``AuthError/Code/invalidPasskey`` (the server refused it: new options, then
+    ///   again), ``AuthError/Code/conflict`` (already registered, or too many).
+    public func addPasskey(_ registration: PasskeyRegistration, name: String? = nil) async throws(AuthError) -> AccountPasskey {
         let body: Data
         do { body = try CanonicalJSON.encode(AccountPasskeyRegistration(credential: registration, name: name)) } catch {
-            throw AccountError(.invalidRequest, "the passkey can't be encoded as JSON: \(error)")
+            throw AuthError(.configuration, "the passkey can't be encoded as JSON: \(error)")
         }
         return try await send("POST", "/passkeys", body: body, contentType: "application/json", expecting: 201)
             .decode(AccountPasskey.self, "passkey")
@@ -207,17 +207,17 @@ public struct AccountClient: Sendable {
 
     /// Removes a passkey (`DELETE …/passkeys/{id}`).
     ///
-    /// - Throws: ``AccountError/Code/notFound``; ``AccountError/Code/lastWayIn`` when it is the
+    /// - Throws: ``AuthError/Code/notFound``; ``AuthError/Code/lastWayIn`` when it is the
     ///   account's only way in.
-    public func removePasskey(id: String) async throws(AccountError) {
+    public func removePasskey(id: String) async throws(AuthError) {
         _ = try await send("DELETE", "/passkeys/" + (try Self.segment(id)), expecting: 204)
     }
 
-    static func segment(_ id: String) throws(AccountError) -> String {
+    static func segment(_ id: String) throws(AuthError) -> String {
         var allowed = CharacterSet.urlPathAllowed
         allowed.remove("/")
         guard let escaped = id.addingPercentEncoding(withAllowedCharacters: allowed) else {
-            throw AccountError(.invalidRequest, "the id '\(id)' can't be put in a URL")
+            throw AuthError(.configuration, "the id '\(id)' can't be put in a URL")
         }
         return escaped
     }
@@ -228,8 +228,8 @@ public struct AccountClient: Sendable {
     /// working. Needs a recent sign-in. A client made with ``init(state:)`` signs its session
     /// out here too (the tokens are forgotten; the store is emptied).
     ///
-    /// - Throws: ``AccountError/Code/insufficientUserAuthentication``: sign in again and retry.
-    public func deleteAccount() async throws(AccountError) {
+    /// - Throws: ``AuthError/Code/insufficientUserAuthentication``: sign in again and retry.
+    public func deleteAccount() async throws(AuthError) {
         _ = try await send("DELETE", "/account", expecting: 204)
         // The provider forgot the tokens with the account; revoking them is a no-op (RFC 7009 §2.2)
         // and a failure of it changes nothing for the user.
@@ -238,7 +238,7 @@ public struct AccountClient: Sendable {
 
     /// How the user can sign in: `password`, `email`, `apple`, an upstream provider's id
     /// (`GET …/providers`; the provider's `account_providers_endpoint` when it has no account API).
-    public func linkedProviders() async throws(AccountError) -> [String] {
+    public func linkedProviders() async throws(AuthError) -> [String] {
         try await send("GET", "/providers", fallback: \.accountProvidersEndpoint)
             .decode(LinkedProvidersAnswer.self, "linked providers").linkedProviders
     }
@@ -253,12 +253,12 @@ public struct AccountClient: Sendable {
     }
 
     /// Sends `method` to the account API's `resource` with the user's access token, and returns
-    /// the answer when its status is `expecting`; any other answer becomes an ``AccountError``.
+    /// the answer when its status is `expecting`; any other answer becomes an ``AuthError``.
     ///
     /// - Parameter fallback: a discovery member naming the resource itself, used when the
     ///   provider announces no account API.
     func send(_ method: String, _ resource: String, body: Data? = nil, contentType: String? = nil, expecting: Int = 200,
-              fallback: KeyPath<ProviderMetadata, String?>? = nil) async throws(AccountError) -> Answer {
+              fallback: KeyPath<ProviderMetadata, String?>? = nil) async throws(AuthError) -> Answer {
         do {
             let address: String
             if let root = try await root() {
@@ -266,56 +266,67 @@ public struct AccountClient: Sendable {
             } else if let fallback, let endpoint = try await client.discover()[keyPath: fallback] {
                 address = endpoint
             } else {
-                throw AccountError(.unsupported, "the provider announces no account_api_endpoint: it has no account API")
+                throw AuthError(.unsupported, "the provider announces no account_api_endpoint: it has no account API")
             }
-            guard let url = URL(string: address) else { throw AccountError(.discovery, "the account API's '\(address)' is not a URL") }
+            guard let url = URL(string: address) else { throw AuthError(.discovery, "the account API's '\(address)' is not a URL") }
             try AuthRequest.checkEndpoint(url, name: "account API")
             let token: String
             do { token = try await accessToken() } catch let error as AuthError {
-                throw AccountError(error)
-            } catch let error as AccountError {
-                throw error
+                throw Self.sessionError(error)
             } catch is CancellationError {
-                throw AccountError(.cancelled, "the task was cancelled")
+                throw AuthError(.cancelled, "the task was cancelled")
             } catch {
-                throw AccountError(.notSignedIn, "no access token for the account API: \(error)")
+                throw AuthError(.notSignedIn, "no access token for the account API: \(error)")
             }
             var headers = ["Authorization": "Bearer " + token, "Accept": "application/json"]
             if let contentType { headers["Content-Type"] = contentType }
             let response = try await client.transport.send(HTTPTransportRequest(method: method, url: url, headers: headers, body: body))
             guard response.status == expecting else { throw Self.refusal(response, "\(method) \(resource)") }
             return Answer(response: response)
-        } catch let error as AccountError {
-            throw error
-        } catch let error as AuthError {
-            throw AccountError(error)
-        } catch is CancellationError {
-            throw AccountError(.cancelled, "the task was cancelled")
         } catch {
-            throw AccountError(.invalidResponse, "\(error)")
+            throw AuthError(error)
         }
+    }
+
+    /// An error of the session's tokens, as the account API's caller sees it: a refresh token the
+    /// provider refused (RFC 6749 §5.2) means the session is over.
+    static func sessionError(_ error: AuthError) -> AuthError {
+        guard error.isInvalidGrant else { return error }
+        var ended = AuthError(.notSignedIn, "the session's refresh token was refused: sign in again", oauthError: error.oauthError,
+                              httpStatus: error.httpStatus)
+        ended.correlationID = error.correlationID
+        return ended
     }
 
     /// The error of an answer that isn't the expected one: the account API's JSON refusal, or a
     /// bare `WWW-Authenticate: Bearer error=…` challenge (RFC 6750 §3).
-    static func refusal(_ response: HTTPTransportResponse, _ what: String) -> AccountError {
+    static func refusal(_ response: HTTPTransportResponse, _ what: String) -> AuthError {
         if let refusal = try? JSONDecoder().decode(AccountAPIError.self, from: response.body) {
-            return AccountError(refusal: refusal, httpStatus: response.status)
+            return AuthError(accountRefusal: refusal, httpStatus: response.status)
         }
         if let challenge = response.headers["www-authenticate"], let code = OIDCClient.bearerError(challenge) {
-            return AccountError(refusal: AccountAPIError(error: code, errorDescription: nil), httpStatus: response.status)
+            return AuthError(accountRefusal: AccountAPIError(error: code, errorDescription: nil), httpStatus: response.status)
         }
-        return AccountError(.invalidResponse, "the account API answered \(what) with HTTP \(response.status)", httpStatus: response.status)
+        return AuthError(.invalidResponse, "the account API answered \(what) with HTTP \(response.status)", httpStatus: response.status)
     }
 
     /// A successful answer, decoded on demand.
     struct Answer {
         let response: HTTPTransportResponse
 
-        func decode<T: Decodable>(_ type: T.Type, _ what: String) throws(AccountError) -> T {
+        func decode<T: Decodable>(_ type: T.Type, _ what: String) throws(AuthError) -> T {
             do { return try JSONDecoder().decode(type, from: response.body) } catch {
-                throw AccountError(.invalidResponse, "the account API's \(what) is not what it sends: \(error)", httpStatus: response.status)
+                throw AuthError(.invalidResponse, "the account API's \(what) is not what it sends: \(error)", httpStatus: response.status)
             }
         }
+    }
+}
+
+extension AuthError {
+    /// The account API's refusal as it sent it, answered with HTTP `httpStatus`.
+    init(accountRefusal refusal: AccountAPIError, httpStatus: Int) {
+        self.init(refusal: refusal.error, description: refusal.errorDescription, httpStatus: httpStatus)
+        invalidClaims = refusal.invalidClaims ?? [:]
+        maxAge = refusal.maxAge.map { Int($0) }
     }
 }
