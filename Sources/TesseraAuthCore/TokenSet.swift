@@ -193,8 +193,7 @@ public struct UserInfo: Sendable, Equatable {
     public subscript(_ claim: String) -> JSONValue? { claims[claim] }
 }
 
-/// The signed-in user as an app shows them: the ID token's claims, completed by userinfo
-/// (the field names of Firebase's `User`: `uid`, `email`, `isEmailVerified`).
+/// The signed-in user as an app shows them: the ID token's claims, completed by userinfo.
 public struct AuthUser: Sendable, Equatable {
     /// The provider's stable identifier for the user (`sub`).
     public var uid: String
@@ -216,11 +215,6 @@ public struct AuthUser: Sendable, Equatable {
     public var linkedProviders: [String]
     /// Every claim known: the ID token's, overridden by userinfo's.
     public var claims: [String: JSONValue]
-
-    /// Firebase's spelling of ``emailVerified``.
-    public var isEmailVerified: Bool { emailVerified }
-    /// Firebase's spelling of ``name``.
-    public var displayName: String? { name }
 
     /// The user of an ID token, with `userInfo`'s claims on top when its `sub` is the same.
     public init?(idToken: IDToken?, userInfo: UserInfo? = nil) {

@@ -174,3 +174,10 @@ public struct AuthDataResult: Sendable, Equatable {
     public var tokens: TokenSet { authorization.tokens }
 }
 
+
+extension AuthUser {
+    /// Firebase's `User.isEmailVerified`: `emailVerified`.
+    public var isEmailVerified: Bool { emailVerified }
+    /// Firebase's `User.displayName`: `name`.
+    public var displayName: String? { name }
+}

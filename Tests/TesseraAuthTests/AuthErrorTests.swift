@@ -142,6 +142,12 @@ struct EmailLinkOptionsTests {
         settings.setAndroidPackageName("com.example.shop", installIfNotAvailable: false, minimumVersion: "12")
         #expect(settings.options == options)
     }
+
+    @Test("Firebase's User spellings read the user's claims")
+    func userSpellings() throws {
+        let user = try #require(AuthUser(idToken: nil, userInfo: UserInfo(claims: ["sub": "u-1", "email_verified": true, "name": "Ann"])))
+        #expect(user.isEmailVerified == user.emailVerified && user.isEmailVerified && user.displayName == "Ann")
+    }
 }
 
 @Suite("The account API's refusals are AuthErrors")

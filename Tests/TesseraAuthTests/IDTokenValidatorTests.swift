@@ -34,7 +34,7 @@ struct IDTokenValidatorTests {
         #expect(token.email == "a@example.com" && token.emailVerified == true && token.name == "Anna")
         #expect(token.audience == ["app"])
         let user = try #require(AuthUser(idToken: token))
-        #expect(user.uid == "user-1" && user.isEmailVerified && user.displayName == "Anna")
+        #expect(user.uid == "user-1" && user.emailVerified && user.name == "Anna")
     }
 
     @Test("each rule of OpenID Connect Core §3.1.3.7 has its failure", arguments: [
