@@ -37,7 +37,8 @@ public struct AuthError: Error, Sendable, Equatable, CustomStringConvertible {
             case network, cancelled, timeout, stateMismatch, issuerMismatch, idTokenInvalid, oauth, invalidResponse,
                  discovery, configuration, storage, notSignedIn, userInfoInvalid
             case browserRequired, stateAlreadyUsed, userNotFound, userAlreadyExists, invalidCredentials, invalidPassword,
-                 invalidEmail, invalidCode, invalidAttributes, attributesRequired, flowExpired, slowDown, passwordResetFailed
+                 invalidEmail, invalidCode, invalidAttributes, attributesRequired, flowExpired, slowDown, passwordResetFailed,
+                 accountLocked, accountDisabled
             case invalidLink, linkExpired, emailMismatch, emailInUse, userMismatch, invalidToken
             case invalidClaims, insufficientUserAuthentication, lastWayIn, conflict, notFound, invalidPasskey, unsupported
         }
@@ -75,8 +76,10 @@ public struct AuthError: Error, Sendable, Equatable, CustomStringConvertible {
         // The native sign-in API (docs/native-auth.md), also met in email links and the account API.
 
         /// The flow can only go on in the browser: the server answered `challenge_type=redirect`
-        /// (the account needs a method the app did not list) or native sign-in is off for the
-        /// client (`invalid_client` + `nativeauthapi_disabled`). Sign in with ``OIDCClient``.
+        /// (the account needs a method the app did not list), native sign-in is off for the
+        /// client (`invalid_client` + `nativeauthapi_disabled`), or the second factor needs a page
+        /// (`browser_required`: a passkey; `registration_required`: an authenticator app to set
+        /// up). Sign in with ``OIDCClient``.
         public static let browserRequired = Code(.browserRequired)
         /// The step's state was used before; nothing was sent. Go on with the state that step returned.
         public static let stateAlreadyUsed = Code(.stateAlreadyUsed)
@@ -93,7 +96,7 @@ public struct AuthError: Error, Sendable, Equatable, CustomStringConvertible {
         /// ``AuthError/suberror`` or ``AuthError/reason`` says which rule.
         public static let invalidPassword = Code(.invalidPassword)
         /// Not an email address: a sign-up or sign-in `username`, an email link's address, the
-        /// account API's `invalid_address` (or the account's own address). Nothing was sent.
+        /// account API's `invalid_address` (or the account's own address). No code or link went out.
         public static let invalidEmail = Code(.invalidEmail)
         /// The one-time code is wrong, expired or used up (`invalid_oob_value`; a second
         /// factor's code; the account API's `wrong_code`). The step may be tried again.
@@ -110,6 +113,11 @@ public struct AuthError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let slowDown = Code(.slowDown)
         /// The server could not change the password (`poll_completion` said `failed`).
         public static let passwordResetFailed = Code(.passwordResetFailed)
+        /// Too many wrong passwords lately (`invalid_grant` + `user_locked`, 50053): the password
+        /// is refused for a few minutes; a code still signs in.
+        public static let accountLocked = Code(.accountLocked)
+        /// The operator disabled the account (`invalid_grant` + `user_disabled`, 50057).
+        public static let accountDisabled = Code(.accountDisabled)
 
         // Email links (docs/email-link.md).
 
@@ -157,7 +165,10 @@ public struct AuthError: Error, Sendable, Equatable, CustomStringConvertible {
         /// `error_description`): one reading for the native API, email links and the account API.
         static func classify(error: String, suberror: String?, errorCodes: [Int], description: String?) -> Code {
             switch (error, suberror ?? "") {
-            case ("invalid_client", "nativeauthapi_disabled"): return .browserRequired
+            case ("invalid_client", "nativeauthapi_disabled"), ("invalid_grant", "browser_required"),
+                 ("invalid_grant", "registration_required"): return .browserRequired
+            case ("invalid_grant", "user_locked"): return .accountLocked
+            case ("invalid_grant", "user_disabled"): return .accountDisabled
             case ("user_already_exists", _): return .userAlreadyExists
             case ("user_not_found", _): return .userNotFound
             case ("invalid_grant", "invalid_oob_value"): return .invalidCode

@@ -99,15 +99,15 @@ struct SignInWithAppleTests {
                                                rawNonce: nonce.raw, givenName: "Анна", familyName: "Иванова",
                                                email: "anna@privaterelay.appleid.com")
             let first = try await client.signInWithApple(credential)
-            #expect(first.isNewUser && first.result.user?.email == "anna@privaterelay.appleid.com" && first.result.user?.emailVerified == true)
-            #expect(first.result.user?.name == "Анна Иванова" && first.result.idToken?.authenticationMethods == ["fed"])
+            #expect(first.isNewUser && first.user?.email == "anna@privaterelay.appleid.com" && first.user?.emailVerified == true)
+            #expect(first.user?.name == "Анна Иванова" && first.idToken?.authenticationMethods == ["fed"])
             #expect(apple.redeemed.withLock { $0 } == ["code-\(nonce.hashed)"], "Tessera redeemed Apple's code with a valid client secret")
-            #expect(try await client.linkedProviders(accessToken: first.result.tokens.accessToken) == ["email", "apple"])
+            #expect(try await client.linkedProviders(accessToken: first.tokens.accessToken) == ["email", "apple"])
 
             let again = AppleSignInNonce()
             let second = try await client.signInWithApple(AppleIDCredential(identityToken: try apple.identityToken(nonce: again.hashed),
                                                                              authorizationCode: nil, rawNonce: again.raw))
-            #expect(!second.isNewUser && second.result.user?.uid == first.result.user?.uid)
+            #expect(!second.isNewUser && second.user?.uid == first.user?.uid)
         }
     }
 
@@ -119,7 +119,7 @@ struct SignInWithAppleTests {
             let first = try await client.signInWithApple(AppleIDCredential(identityToken: try apple.identityToken(nonce: nonce.hashed),
                                                                             authorizationCode: nil, rawNonce: nonce.raw))
             let user = try #require(try await live.provider.store.user(email: "anna@privaterelay.appleid.com"))
-            #expect(first.result.user?.uid != nil)
+            #expect(first.user?.uid != nil)
             let enrolment = try await live.provider.secondFactors.startTOTP(for: user)
             let app = TOTP(secret: try #require(TOTPSecret(base32: enrolment.secret)))
             let now = Int64(Date().timeIntervalSince1970)
@@ -137,7 +137,7 @@ struct SignInWithAppleTests {
                 guard case .completed(let result) = await state.submitChallenge(app.code(forStep: app.step(at: now) + 1)) else {
                     Issue.record("the app's code must sign in"); return
                 }
-                #expect(result.idToken?.authenticationMethods == ["fed", "otp", "mfa"] && result.user?.uid == first.result.user?.uid)
+                #expect(result.idToken?.authenticationMethods == ["fed", "otp", "mfa"] && result.user?.uid == first.user?.uid)
             }
         }
     }
@@ -170,7 +170,7 @@ struct SignInWithAppleTests {
             let nonce = AppleSignInNonce()
             let signedIn = try await live.nativeClient().signInWithApple(
                 AppleIDCredential(identityToken: try apple.identityToken(nonce: nonce.hashed), authorizationCode: nil, rawNonce: nonce.raw))
-            let refresh = try #require(signedIn.result.tokens.refreshToken)
+            let refresh = try #require(signedIn.tokens.refreshToken)
             func notify(_ type: String, issuedAt: Int64) async throws -> HTTPTransportResponse {
                 let event = String(decoding: try CanonicalJSON.encode(["type": JSONValue.string(type), "sub": .string(apple.subject)]), as: UTF8.self)
                 let payload = try JWT.sign(["iss": .string(apple.issuer), "aud": "com.example.web", "iat": .int(issuedAt),

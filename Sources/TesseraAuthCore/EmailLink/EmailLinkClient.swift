@@ -139,6 +139,7 @@ public final class EmailLinkClient: Sendable {
     /// - Throws: ``AuthError/Code/emailInUse`` when another account has the address (nothing
     ///   changes; the link stays usable), ``AuthError/Code/invalidToken`` without a valid access
     ///   token of this client.
+    @discardableResult
     public func addEmail(_ email: String, link: URL, accessToken: String, scopes: [String]? = nil) async throws(AuthError) -> AuthorizationResult {
         try await complete(.link, email: email, link: link.absoluteString, accessToken: accessToken, scopes: scopes).authorization
     }
@@ -146,6 +147,7 @@ public final class EmailLinkClient: Sendable {
     /// Adds `email` to the user of `session` with the link sent to it: uses a fresh access token
     /// of the session, and makes the answer's tokens — whose ID token has the new address — the
     /// session's, revoking the tokens they replace.
+    @discardableResult
     public func addEmail(_ email: String, link: URL, to session: AuthState, scopes: [String]? = nil) async throws(AuthError) -> AuthorizationResult {
         try await completeInSession(.link, email: email, link: link.absoluteString, session: session, scopes: scopes).authorization
     }
@@ -155,12 +157,14 @@ public final class EmailLinkClient: Sendable {
     ///
     /// - Throws: ``AuthError/Code/userMismatch`` when the link was sent to another address than
     ///   the user's (the link stays unused), ``AuthError/Code/invalidToken``.
+    @discardableResult
     public func reauthenticate(email: String, link: URL, accessToken: String, scopes: [String]? = nil) async throws(AuthError) -> AuthorizationResult {
         try await complete(.reauthenticate, email: email, link: link.absoluteString, accessToken: accessToken, scopes: scopes).authorization
     }
 
     /// Re-authenticates the user of `session` with the link sent to `email`, and makes the fresh
     /// tokens the session's, revoking the tokens they replace.
+    @discardableResult
     public func reauthenticate(email: String, link: URL, in session: AuthState, scopes: [String]? = nil) async throws(AuthError) -> AuthorizationResult {
         try await completeInSession(.reauthenticate, email: email, link: link.absoluteString, session: session, scopes: scopes).authorization
     }

@@ -18,7 +18,7 @@ import TesseraCore
 ///        case .completed(let result) = await done.signIn() {
 ///         print(result.user?.email ?? "")
 ///     }
-/// case .error(let error) where error.isUserAlreadyExists: ...
+/// case .error(let error) where error.code == .userAlreadyExists: ...
 /// default: ...
 /// }
 /// ```
@@ -254,8 +254,7 @@ public final class NativeAuthClient: Sendable {
                 return .error(failure, newState: ResetPasswordRequiredState(context: context, continuationToken: token))
             case "not_started", "in_progress":
                 guard Date().addingTimeInterval(interval) < deadline else {
-                    return .error(AuthError(.timeout,
-                                                                          "The password reset did not complete in time."), newState: nil)
+                    return .error(AuthError(.timeout, "The password reset did not complete in time."), newState: nil)
                 }
                 try await Task.sleep(nanoseconds: UInt64(interval * 1_000_000_000))
             default:

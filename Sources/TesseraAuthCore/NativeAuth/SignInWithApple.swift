@@ -67,9 +67,10 @@ extension NativeAuthClient {
     /// the signed-in user) the Apple ID is connected to that account instead — what the app does
     /// after the server answered `account_exists` and the user signed in to the existing account.
     ///
-    /// - Returns: the validated tokens and user, and whether the account was created now.
+    /// - Returns: the validated tokens and user; ``AuthorizationResult/isNewUser`` says whether
+    ///   the account was created now.
     public func signInWithApple(_ credential: AppleIDCredential, provider: String = "apple", scopes: [String]? = nil,
-                                linkingTo accessToken: String? = nil) async throws -> (result: AuthorizationResult, isNewUser: Bool) {
+                                linkingTo accessToken: String? = nil) async throws -> AuthorizationResult {
         let metadata = try await oidc.discover()
         guard let url = URL(string: metadata.tokenEndpoint) else { throw AuthError.invalidResponse("the token endpoint is not a URL") }
         var scope = scopes ?? configuration.scopes
@@ -83,7 +84,7 @@ extension NativeAuthClient {
         let receivedAt = oidc.now()
         let answer = try await post(to: url, name: "token endpoint", parameters)
         let response = try answer.decode(TokenResponse.self, "token response")
-        return (try await authorizationResult(from: response, receivedAt: receivedAt), response.isNewUser ?? false)
+        return try await authorizationResult(from: response, receivedAt: receivedAt)
     }
 }
 
