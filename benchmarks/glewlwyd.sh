@@ -6,14 +6,17 @@
 #   bash benchmarks/glewlwyd.sh stop DIR               stop the instance of DIR (SIGTERM, then SIGKILL after 10 s)
 #   bash benchmarks/glewlwyd.sh refresh-tokens DIR N   print N refresh tokens (N chains) of the user-flow client
 #   bash benchmarks/glewlwyd.sh check DIR              discovery, JWKS, one client_credentials token (RS256 signature
-#                                                      verified with openssl) and one refresh; exit 1 on any failure
+#                                                      verified with openssl) and one refresh; exit 2 on any failure
 #
 # DIR defaults to a new /tmp/glewlwyd-bench.XXXXXX folder; an existing DIR is wiped of this script's files
-# first. PORT defaults to a free loopback port. `start` prints (and, when this file is sourced, also sets):
+# first. The SQLite database is in DIR: glewlwyd commits every token it issues and cannot be told to relax
+# SQLite's default synchronous=FULL, so on a disk each token waits for an fsync; a DIR on tmpfs
+# (/dev/shm/...) takes that out (GLEWLWYD_DB_FS says which). PORT defaults to a free loopback port.
+# `start` prints (and, when this file is sourced, also sets):
 #   GLEWLWYD_PID GLEWLWYD_DIR GLEWLWYD_BASE GLEWLWYD_ISSUER GLEWLWYD_DISCOVERY GLEWLWYD_JWKS GLEWLWYD_TOKEN
 #   GLEWLWYD_CC_ID GLEWLWYD_CC_SECRET GLEWLWYD_CC_SCOPE GLEWLWYD_CC_BASIC
 #   GLEWLWYD_APP_ID GLEWLWYD_APP_SECRET GLEWLWYD_APP_BASIC GLEWLWYD_REDIRECT_URI GLEWLWYD_AUTHORIZE
-#   GLEWLWYD_USER GLEWLWYD_USER_PASSWORD GLEWLWYD_LOG GLEWLWYD_READY_MS GLEWLWYD_VERSION
+#   GLEWLWYD_USER GLEWLWYD_USER_PASSWORD GLEWLWYD_DB GLEWLWYD_DB_FS GLEWLWYD_LOG GLEWLWYD_READY_MS GLEWLWYD_VERSION
 # (the same lines are kept in DIR/glewlwyd.env; *_BASIC is base64 of id:secret, for token.lua's BENCH_BASIC).
 #
 # When sourced (run.sh), the functions glewlwyd_start DIR PORT, glewlwyd_stop DIR,
@@ -311,6 +314,8 @@ EOF
         echo "GLEWLWYD_REDIRECT_URI=$redirect"
         echo "GLEWLWYD_USER=$user"
         echo "GLEWLWYD_USER_PASSWORD=$user_password"
+        echo "GLEWLWYD_DB=$dir/glewlwyd.sqlite3"
+        echo "GLEWLWYD_DB_FS=$(stat -f -c %T "$dir" 2>/dev/null || echo unknown)"
         echo "GLEWLWYD_LOG=$dir/glewlwyd.log"
         echo "GLEWLWYD_READY_MS=$ready_ms"
         echo "GLEWLWYD_VERSION=$(glewlwyd --version 2>/dev/null | head -n 1)"
@@ -415,7 +420,7 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
         stop) shift; glewlwyd_stop "$@"; exit $? ;;
         refresh-tokens) shift; glewlwyd_refresh_tokens "$@"; exit $? ;;
         check) shift; glewlwyd_check "$@"; exit $? ;;
-        -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+        -h|--help) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         *) if [[ "$1" == */* || -d "$1" ]]; then glewlwyd_start "$@"; exit $?; fi  # start's DIR given first
            _gl_say "unknown command $1 (start, stop, refresh-tokens, check; -h for help)"; exit 2 ;;
     esac
