@@ -29,14 +29,15 @@ public enum Node {
                                    onReady: @escaping @Sendable (Provider, Int) async throws -> Void) throws -> some ApplicationProtocol {
         let state = NodeState(waitingFor: waitingFor?.reason)
         let pages = try PageRenderer(branding: configuration.branding)
-        var services: [any Service] = [NodeService(configuration: configuration, initial: provider, state: state, logger: logger,
-                                                   onReady: onReady)]
+        let documents = PublicDocuments()
+        var services: [any Service] = [NodeService(configuration: configuration, initial: provider, state: state, documents: documents,
+                                                   logger: logger, onReady: onReady)]
         if let port = configuration.metricsPort {
             services.append(managementApplication(configuration: configuration, port: port, logger: logger) { await state.unreadiness() })
         }
         return Application(
             responder: NodeResponder(state: state, pages: pages),
-            server: configuration.connectionLimits.server,
+            server: configuration.connectionLimits.server(documents: documents),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             services: services,
             onServerRunning: { channel in
@@ -137,12 +138,15 @@ struct NodeService: Service {
     let configuration: ServerConfiguration
     let initial: Provider?
     let state: NodeState
+    /// The documents the listener answers on its event loops, published when the provider serves.
+    let documents: PublicDocuments
     let logger: Logger
     let onReady: @Sendable (Provider, Int) async throws -> Void
 
     func run() async throws {
         let started: Provider? = if let initial { initial } else { try await waitForDatabase() }
         guard let provider = started else { return }
+        try documents.publish(services: provider.services)
         if let (provider, port) = state.serve(provider, with: try buildRouter(services: provider.services, readiness: { await provider.unreadiness() }).buildResponder()) {
             try await onReady(provider, port)
         }

@@ -6,9 +6,12 @@ import TesseraDomain
 
 extension ConnectionLimits {
     /// Hummingbird's HTTP/1 server with these limits.
-    package var server: HTTPServerBuilder {
+    package var server: HTTPServerBuilder { server(documents: nil) }
+
+    /// Hummingbird's HTTP/1 server with these limits, answering `documents` on the event loop.
+    package func server(documents: PublicDocuments?) -> HTTPServerBuilder {
         let limits = self
-        return HTTPServerBuilder { responder in GuardedHTTP1Channel(limits: limits, responder: responder) }
+        return HTTPServerBuilder { responder in GuardedHTTP1Channel(limits: limits, responder: responder, documents: documents) }
     }
 }
 
@@ -19,6 +22,8 @@ struct GuardedHTTP1Channel: ServerChildChannel {
     typealias Value = HTTP1Channel.Value
     let limits: ConnectionLimits
     let responder: HTTPChannelHandler.Responder
+    /// Answered on the event loop (``PublicDocumentHandler``), when given.
+    let documents: PublicDocuments?
 
     func channel(with handlers: @escaping @Sendable () -> [any RemovableChannelHandler]) -> HTTP1Channel {
         HTTP1Channel(responder: responder, configuration: .init(
@@ -34,7 +39,15 @@ struct GuardedHTTP1Channel: ServerChildChannel {
         } catch {
             return channel.eventLoop.makeFailedFuture(error)
         }
-        return self.channel(with: { [RequestPartsWatcher(deadlines: deadlines)] }).setup(channel: channel, logger: logger)
+        let setup = self.channel(with: { [RequestPartsWatcher(deadlines: deadlines)] }).setup(channel: channel, logger: logger)
+        guard let documents else { return setup }
+        // After the connection-state handler, so that its idle timeout and graceful close count these requests too.
+        return setup.flatMapThrowing { value in
+            let operations = channel.pipeline.syncOperations
+            try operations.addHandler(PublicDocumentHandler(documents: documents),
+                                      position: .after(try operations.handler(type: HTTPConnectionStateHandler.self)))
+            return value
+        }
     }
 
     func handle(value: Value, logger: Logger) async {

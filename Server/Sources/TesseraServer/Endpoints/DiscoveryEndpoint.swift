@@ -58,13 +58,18 @@ struct DiscoveryEndpoint {
         document = try CanonicalJSON.encode(metadata)
     }
 
+    /// Where the discovery document is (OpenID Connect Discovery §4, RFC 8414 §3).
+    static let discoveryPaths = ["/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"]
+    /// The JWKS's media type (RFC 7517 §8.5.1).
+    static let jwksContentType = "application/jwk-set+json"
+
     func register(on router: Router<TesseraRequestContext>, services: Services) {
         let document = self.document
-        for path in ["/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"] {
+        for path in Self.discoveryPaths {
             router.get(RouterPath(path)) { _, _ in Self.publicJSON(document) }
         }
         router.get(RouterPath(Endpoint.jwks.path)) { _, _ in
-            Self.publicJSON(try services.keys.jwksDocument, contentType: "application/jwk-set+json")
+            Self.publicJSON(try services.keys.jwksDocument, contentType: Self.jwksContentType)
         }
     }
 

@@ -1,0 +1,264 @@
+import Foundation
+import HTTPTypes
+import Logging
+import Metrics
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTPTypes
+import TesseraCore
+import TesseraDomain
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The documents every client fetches and nothing varies: the discovery documents and the
+/// JWKS. The public listener answers a plain `GET` of them on the connection's event loop
+/// (``PublicDocumentHandler``), without the hop to the concurrency pool and back that every
+/// other request makes through the router: the same bytes and headers, the same request id,
+/// metrics and security headers, a fraction of the work.
+///
+/// Empty until the provider serves (``publish(services:)``): until then every request goes to
+/// the router, which answers 503.
+package final class PublicDocuments: Sendable {
+    /// A published document.
+    struct Document: Sendable {
+        /// The route it is registered under in the router (the metrics' `http.route`).
+        let route: String
+        let contentType: String
+        /// The body; a function for the JWKS, which changes when the keys are rotated.
+        let body: @Sendable () throws -> Data
+    }
+
+    /// What a published answer carries besides the document.
+    struct Settings: Sendable {
+        let strictTransportSecurity: Bool
+        let metrics: Bool
+    }
+
+    private let state = NIOLockedValueBox<(documents: [String: Document], settings: Settings)?>(nil)
+
+    package init() {}
+
+    /// Publishes the documents of `services`' provider: from now on they are answered on the
+    /// event loop. Not when the log shows every request (`debug`): then the router answers them,
+    /// and logs them.
+    package func publish(services: Services) throws {
+        guard services.logger.logLevel > .debug else { return }
+        let discovery = try DiscoveryEndpoint(services: services).document
+        let keys = services.keys
+        var documents: [String: Document] = [:]
+        for path in DiscoveryEndpoint.discoveryPaths {
+            documents[path] = Document(route: path, contentType: "application/json", body: { discovery })
+        }
+        documents[Endpoint.jwks.path] = Document(route: Endpoint.jwks.path, contentType: DiscoveryEndpoint.jwksContentType,
+                                                 body: { try keys.jwksDocument })
+        let settings = Settings(strictTransportSecurity: services.configuration.secureCookies,
+                                metrics: services.configuration.metricsPort != nil)
+        state.withLockedValue { $0 = (documents, settings) }
+    }
+
+    /// The document published at `path`, and the settings of the answer; nil when none is.
+    func document(at path: Substring) -> (Document, Settings)? {
+        state.withLockedValue { state in
+            guard let state, let document = state.documents[String(path)] else { return nil }
+            return (document, state.settings)
+        }
+    }
+}
+
+/// Answers a plain `GET` of a ``PublicDocuments`` document on the event loop; passes every other
+/// request on to the router, untouched. Sits after Hummingbird's connection-state handler, so
+/// the idle timeout and a graceful shutdown see these requests as they see any other.
+///
+/// Only a request the router would answer the same way is answered here: `GET`, no body, no
+/// `Connection: close` (the router's side closes the connection after the answer). Pipelined
+/// requests are answered in the order they came: an answer waits until the router's answers to
+/// the requests before it are written.
+final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    /// A request whose answer is not written yet.
+    private enum Pending {
+        /// The router answers it.
+        case router
+        /// Answered here once it is read (`complete`) and every answer before it is written.
+        case document(PublicDocuments.Document, PublicDocuments.Settings, requestID: String, started: UInt64, complete: Bool)
+    }
+
+    private let documents: PublicDocuments
+    /// The requests read and not answered yet, oldest first.
+    private var pending = CircularBuffer<Pending>(initialCapacity: 2)
+    /// Whether the request being read goes to the router (its body and end follow it there).
+    private var forwarding = false
+    /// The last JWKS (or discovery) bytes and the buffer made of them, so an unchanged document
+    /// is not copied again.
+    private var cached: (data: Data, buffer: ByteBuffer)?
+    private var date = HTTPDate()
+
+    init(documents: PublicDocuments) {
+        self.documents = documents
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let request):
+            if let (document, settings) = answerable(request) {
+                forwarding = false
+                pending.append(.document(document, settings, requestID: RequestID.make(from: request.headerFields[.xRequestID]),
+                                         started: DispatchTime.now().uptimeNanoseconds, complete: false))
+                if settings.metrics { PublicDocumentMetrics.active.increment() }
+            } else {
+                forwarding = true
+                pending.append(.router)
+                context.fireChannelRead(data)
+            }
+        case .body:
+            // A body part of a document's GET is read and dropped, as the router's route would.
+            if forwarding { context.fireChannelRead(data) }
+        case .end:
+            if forwarding {
+                context.fireChannelRead(data)
+            } else if let last = pending.last, case .document(let document, let settings, let requestID, let started, false) = last {
+                pending[pending.index(before: pending.endIndex)] = .document(document, settings, requestID: requestID, started: started,
+                                                                              complete: true)
+                answerReady(context: context)
+            }
+            forwarding = false
+        }
+    }
+
+    /// The router's answers pass here on their way out; once one ends, the documents asked for
+    /// after it are answered.
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        context.write(data, promise: promise)
+        if case .end = unwrapOutboundIn(data), let first = pending.first, case .router = first {
+            pending.removeFirst()
+            answerReady(context: context)
+        }
+    }
+
+    /// Answers the documents at the front of the queue that are read in full.
+    private func answerReady(context: ChannelHandlerContext) {
+        while let first = pending.first, case .document(let document, let settings, let requestID, let started, true) = first {
+            pending.removeFirst()
+            answer(context: context, document: document, settings: settings, requestID: requestID, started: started)
+        }
+    }
+
+    /// The document `request` asks for, when this handler may answer it.
+    private func answerable(_ request: HTTPRequest) -> (PublicDocuments.Document, PublicDocuments.Settings)? {
+        guard request.method == .get, let target = request.path,
+              request.headerFields[.contentLength].map({ $0 == "0" }) ?? true,
+              request.headerFields[.transferEncoding] == nil,
+              !(request.headerFields[values: .connection].contains { $0.lowercased().contains("close") }) else { return nil }
+        let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return documents.document(at: path)
+    }
+
+    private func answer(context: ChannelHandlerContext, document: PublicDocuments.Document, settings: PublicDocuments.Settings,
+                        requestID: String, started: UInt64) {
+        let data: Data
+        do { data = try document.body() } catch {
+            // No keys loaded (cannot happen once the provider serves): the router's answer, a 500.
+            write(context: context, status: .internalServerError, fields: [.contentType: "application/json"],
+                  body: ByteBuffer(string: #"{"error":"server_error"}"#), requestID: requestID, settings: settings)
+            record(document, status: .internalServerError, settings: settings, started: started)
+            return
+        }
+        let body: ByteBuffer
+        if let cached, cached.data == data {
+            body = cached.buffer
+        } else {
+            body = ByteBuffer(data: data)
+            cached = (data, body)
+        }
+        write(context: context, status: .ok, fields: [
+            .contentType: document.contentType,
+            .cacheControl: "public, max-age=300",
+            .accessControlAllowOrigin: "*",
+        ], body: body, requestID: requestID, settings: settings)
+        record(document, status: .ok, settings: settings, started: started)
+    }
+
+    /// The head (with the security headers, the request id and the date every answer carries),
+    /// the body and the end, flushed once.
+    private func write(context: ChannelHandlerContext, status: HTTPResponse.Status, fields: HTTPFields, body: ByteBuffer,
+                       requestID: String, settings: PublicDocuments.Settings) {
+        var fields = fields
+        fields[.contentLength] = String(body.readableBytes)
+        fields[.xContentTypeOptions] = "nosniff"
+        fields[.referrerPolicy] = "no-referrer"
+        if settings.strictTransportSecurity { fields[.strictTransportSecurity] = SecurityHeadersMiddleware.hstsValue }
+        fields[.xRequestID] = requestID
+        fields[.date] = date.now()
+        context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: fields))), promise: nil)
+        context.write(wrapOutboundOut(.body(body)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+
+    private func record(_ document: PublicDocuments.Document, status: HTTPResponse.Status, settings: PublicDocuments.Settings,
+                        started: UInt64) {
+        guard settings.metrics else { return }
+        let metrics = PublicDocumentMetrics.of(route: document.route, status: status.code)
+        metrics.counter.increment()
+        metrics.timer.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - started))
+        PublicDocumentMetrics.active.decrement()
+    }
+}
+
+/// The metrics of the published documents' answers, under the names and dimensions
+/// Hummingbird's `MetricsMiddleware` gives the router's (so a dashboard sees one series per route).
+enum PublicDocumentMetrics {
+    struct Route {
+        let counter: Counter
+        let timer: Metrics.Timer
+    }
+
+    static let active = Meter(label: "http.server.active_requests", dimensions: [("http.request.method", "GET")])
+    private static let routes = NIOLockedValueBox<[String: Route]>([:])
+
+    static func of(route: String, status: Int) -> Route {
+        let key = "\(status) \(route)"
+        return routes.withLockedValue { routes in
+            if let known = routes[key] { return known }
+            let dimensions = [("http.route", route), ("http.request.method", "GET"), ("http.response.status_code", String(status))]
+            let made = Route(counter: Counter(label: "hb.requests", dimensions: dimensions),
+                             timer: Metrics.Timer(label: "http.server.request.duration", dimensions: dimensions, preferredDisplayUnit: .seconds))
+            routes[key] = made
+            return made
+        }
+    }
+}
+
+/// The `Date` header's value (RFC 9110 §5.6.7, IMF-fixdate), made again only when the second changes.
+struct HTTPDate {
+    private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    private var second = time_t(-1)
+    private var value = ""
+
+    /// The current value.
+    mutating func now() -> String {
+        let seconds = time(nil)
+        if seconds != second {
+            value = Self.format(seconds)
+            second = seconds
+        }
+        return value
+    }
+
+    /// `seconds` since 1970 as an IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`.
+    static func format(_ seconds: time_t) -> String {
+        var seconds = seconds
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(1900 + parts.tm_year) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+    }
+}
