@@ -325,6 +325,84 @@ RSS_AFTER_KB=$(rss_kb "$SERVER_PID" VmRSS)
 HWM_KB=$(rss_kb "$SERVER_PID" VmHWM)
 
 # ---------------------------------------------------------------------------
+# 5b. Password sign-in end to end through the native API (issue 30), against one hash's time
+# ---------------------------------------------------------------------------
+# Three calls per sign-in (initiate, challenge, token with grant_type=password) by a public
+# first-party client, as a phone app signs in: benchmarks/password_signin.lua. Its server is a
+# node of its own on the same SQLite file, with the sign-in throttles raised: every sign-in
+# starts a flow and all of wrk's connections come from 127.0.0.1, whose default share is 60
+# flows a minute (flows-per-address; flows-per-client 6000), and each attempt counts as a wrong
+# password until its hash matched (login-failures-*: 5 per account and address, 20 per
+# address, 100 per account), which four connections on one account come close to. The main
+# server is left as it is, idle, and is not part of this load's CPU figures.
+SIGNIN_CONNECTIONS=4
+SIGNIN_CORES=$(nproc)
+say "load: password_signin (native API: initiate, challenge, token; -t$SIGNIN_CONNECTIONS -c$SIGNIN_CONNECTIONS)"
+"$BIN" clients add --database "$DB" --name bench-native --id bench-native --public --first-party \
+    --redirect-uri com.example.bench:/cb --scope openid --scope offline_access --json >/dev/null \
+    || die "tessera clients add (the public first-party client bench-native) failed"
+# The reference: the user's stored hash's scrypt parameters (the CLI hashed with the server's
+# defaults) run by OpenSSL through Python's hashlib on one core, 5 times; the median CPU time.
+python3 "$BENCH_DIR/scrypt_reference.py" "$DB" bench@example.com 5 >"$OUT/scrypt-reference.txt" \
+    || die "the scrypt reference (benchmarks/scrypt_reference.py) failed"
+scrypt_field() { sed -n 's/^SCRYPT .*\b'"$1"'=\([^ ]*\).*/\1/p' "$OUT/scrypt-reference.txt"; }
+HASH_MS=$(scrypt_field cpu_ms)
+HASH_WALL_MS=$(scrypt_field wall_ms)
+SIGNIN_TARGET_RPS=$(awk -v c="$SIGNIN_CORES" -v h="$HASH_MS" 'BEGIN { printf "%.2f", 0.8 * c / (h / 1000) }')
+SIGNIN_P99_TARGET_MS=$(awk -v h="$HASH_MS" 'BEGIN { printf "%.1f", 3 * h }')
+echo "reference: scrypt N=2^$(scrypt_field ln) r=$(scrypt_field r) p=$(scrypt_field p) (the stored hash's: the server's defaults)," \
+    "OpenSSL through Python's hashlib, one core: median of 5 $HASH_MS ms CPU ($HASH_WALL_MS ms wall; runs: $(scrypt_field cpu_all_ms) ms)"
+echo "targets: >= 0.8 x $SIGNIN_CORES / hash = $SIGNIN_TARGET_RPS sign-ins/s; p99 < 3 x hash = $SIGNIN_P99_TARGET_MS ms"
+SCRYPT_NOTE=""
+if awk -v w="$HASH_WALL_MS" -v c="$HASH_MS" 'BEGIN { exit !(w > 1.15 * c) }'; then
+    SCRYPT_NOTE=" (hash reference disturbed)"
+    echo "WARNING: the hash's wall time is more than 1.15 x its CPU time: something else is using the cores."
+fi
+read -r SIGNIN_INITIATE SIGNIN_CHALLENGE SIGNIN_TOKEN < <(python3 -c '
+import json, sys, urllib.parse
+e = json.load(open(sys.argv[1]))["native_authentication_endpoints"]
+print(*(urllib.parse.urlparse(e[name]).path for name in ("signin_initiate", "signin_challenge", "token")))' "$OUT/discovery.json") \
+    || die "discovery has no native_authentication_endpoints"
+SIGNIN_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$BIN" serve --host 127.0.0.1 --port "$SIGNIN_PORT" --database "$DB" \
+    --flows-per-address 1000000 --flows-per-client 1000000 --login-failures-per-account 1000000 \
+    --login-failures-per-address 1000000 --login-failures-per-account-total 1000000 >>"$OUT/server-signin.log" 2>&1 &
+SIGNIN_PID=$!
+EXTRA_PIDS+=("$SIGNIN_PID")
+signin_deadline=$(( $(date +%s) + 30 ))
+until [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "http://127.0.0.1:$SIGNIN_PORT/health" || true)" = 200 ]; do
+    kill -0 "$SIGNIN_PID" 2>/dev/null || { cat "$OUT/server-signin.log" >&2; die "the sign-in node (tessera serve) exited during start"; }
+    [ "$(date +%s)" -lt "$signin_deadline" ] || die "the sign-in node did not answer /health within 30 s"
+    sleep 0.05
+done
+SIGNIN_ENV=(BENCH_CLIENT_ID=bench-native BENCH_USERNAME=bench@example.com BENCH_PASSWORD=bench-Passw0rd-7q
+    "BENCH_SCOPE=openid offline_access" "BENCH_INITIATE_PATH=$SIGNIN_INITIATE" "BENCH_CHALLENGE_PATH=$SIGNIN_CHALLENGE"
+    "BENCH_TOKEN_PATH=$SIGNIN_TOKEN")
+MAIN_SERVER_PIDS=("${SERVER_PIDS[@]}")
+SERVER_PIDS=("$SIGNIN_PID")
+run_wrk password_signin-warmup "$SIGNIN_CONNECTIONS" "$SIGNIN_CONNECTIONS" "$WARMUP" password_signin.lua \
+    "http://127.0.0.1:$SIGNIN_PORT/" "${SIGNIN_ENV[@]}"
+warm_bad=$(( $(field password_signin-warmup non200) + $(field password_signin-warmup no_token) ))
+[ "$warm_bad" = 0 ] || FAILED+=("password_signin (warm-up): $warm_bad failed steps ($(sed -n 's/^BENCH_FIRST_ERROR //p' \
+    "$OUT/password_signin-warmup.txt" | head -c 300))")
+# The warm-up's last sign-ins go on hashing after wrk has gone: wait until the node is idle (at
+# most 1 tick of CPU in 0.2 s; 30 s at most), so that the measured run starts on empty threads.
+for _ in $(seq 1 150); do
+    signin_ticks=$(cpu_ticks); sleep 0.2
+    [ $(( $(cpu_ticks) - signin_ticks )) -gt 1 ] || break
+done
+run_wrk password_signin "$SIGNIN_CONNECTIONS" "$SIGNIN_CONNECTIONS" "$DURATION" password_signin.lua \
+    "http://127.0.0.1:$SIGNIN_PORT/" "${SIGNIN_ENV[@]}"
+LOAD_SHAPE[password_signin]="-t$SIGNIN_CONNECTIONS -c$SIGNIN_CONNECTIONS"
+grep -E '^BENCH' "$OUT/password_signin.txt" | sed 's/^/  /'
+echo "  (requests, rps and p50-max: whole sign-ins, three calls each; http_* and call_*: wrk's per-call figures)"
+check_load password_signin
+LOADS+=(password_signin)
+SERVER_PIDS=("${MAIN_SERVER_PIDS[@]}")
+kill -TERM "$SIGNIN_PID" 2>/dev/null || true
+wait "$SIGNIN_PID" 2>/dev/null || true
+
+# ---------------------------------------------------------------------------
 # 6. Optional: where the time goes (perf, on separate loads so it does not skew the table)
 # ---------------------------------------------------------------------------
 if [ "$PROFILE" = 1 ]; then
@@ -561,7 +639,18 @@ if [ "$POSTGRES" = 1 ]; then
 else
     row "refresh_token on PostgreSQL" "-" ">= 0.25" "not measured (--no-postgres)"
 fi
-row "password sign-in end to end (native API)" "-" "(issue 30)" "not measured yet"
+SIGNIN_RPS=$(field password_signin rps)
+SIGNIN_RATIO=$(ratio "$SIGNIN_RPS" "$SIGNIN_TARGET_RPS")
+SIGNIN_P99=$(field password_signin p99_ms)
+row "password sign-in, native API, sign-ins/s / (0.8 x $SIGNIN_CORES / hash)" "$SIGNIN_RATIO" ">= 1" \
+    "$(verdict "$SIGNIN_RATIO" 1 min) ($SIGNIN_RPS sign-ins/s; hash $HASH_MS ms)$SCRYPT_NOTE$(disturbed password_signin)"
+if [ "$(field password_signin requests)" -gt 0 ]; then
+    row "  and its p99 at $SIGNIN_CONNECTIONS connections, ms (< 3 x hash)" "$SIGNIN_P99" "< $SIGNIN_P99_TARGET_MS" \
+        "$(verdict "$SIGNIN_P99" "$SIGNIN_P99_TARGET_MS" max) ($(field password_signin requests) sign-ins)$SCRYPT_NOTE$(disturbed password_signin)"
+else
+    row "  and its p99 at $SIGNIN_CONNECTIONS connections, ms (< 3 x hash)" "-" "< $SIGNIN_P99_TARGET_MS" \
+        "MISSES (no sign-in completed in ${DURATION} s)"
+fi
 CC8_P99=$(field client_credentials8 p99_ms)
 row "token endpoint p99 at 8 connections (client_credentials), ms" "$CC8_P99" "<= 8" "$(verdict "$CC8_P99" 8.000001 max)$(disturbed client_credentials8)"
 row "idle VmRSS after start, MB (10^6 bytes; MiB: $IDLE_MIB)" "$IDLE_MB" "< 40" "$(verdict "$IDLE_MB" 40 max)"
