@@ -6,6 +6,7 @@
 #   bash benchmarks/run.sh --no-build   use the release binary already built
 #   bash benchmarks/run.sh --no-postgres  skip the PostgreSQL runs (one node, two nodes behind HAProxy)
 #   bash benchmarks/run.sh --no-glewlwyd  skip the peer (glewlwyd from Debian, benchmarks/glewlwyd.sh)
+#   bash benchmarks/run.sh --no-large  skip the large database (1 M users, 10 M grants: generating it takes minutes)
 #
 # Settings (environment):
 #   BENCH_DURATION=20        seconds of each measured load
@@ -15,6 +16,9 @@
 #   BENCH_BIN=PATH           measure this tessera binary (a release build) instead of building one
 #   BENCH_PROFILE_SECONDS=10 length of each profiled load (--profile)
 #   BENCH_OUT=DIR            where the wrk outputs, server log and profiles go (default: a new /tmp dir)
+#   BENCH_LARGE_USERS=1000000 BENCH_LARGE_GRANTS=10000000 BENCH_LARGE_EXPIRED_SHARE=0.2   the large database
+#   BENCH_READY_USERS=100000 BENCH_READY_GRANTS=1000000   the database the ready time is held to (< 100 ms)
+#   BENCH_PURGE_LOAD_SECONDS=60  length of the refresh load the purge runs in; BENCH_PURGE_TIMEOUT=600 (s)
 #
 # Exit status: 0 when every load got only 200s, 1 when any load got another answer
 # (a broken refresh chain shows up here), 2 when setup failed. Missing a target is
@@ -35,13 +39,22 @@ PROFILE=0
 BUILD=1
 POSTGRES=1
 GLEWLWYD=1
+LARGE=1
+LARGE_USERS=${BENCH_LARGE_USERS:-1000000}
+LARGE_GRANTS=${BENCH_LARGE_GRANTS:-10000000}
+LARGE_EXPIRED_SHARE=${BENCH_LARGE_EXPIRED_SHARE:-0.2}
+READY_USERS=${BENCH_READY_USERS:-100000}
+READY_GRANTS=${BENCH_READY_GRANTS:-1000000}
+PURGE_LOAD_SECONDS=${BENCH_PURGE_LOAD_SECONDS:-60}
+PURGE_TIMEOUT=${BENCH_PURGE_TIMEOUT:-600}
 for arg in "$@"; do
     case "$arg" in
         --profile) PROFILE=1 ;;
         --no-build) BUILD=0 ;;
         --no-postgres) POSTGRES=0 ;;
         --no-glewlwyd) GLEWLWYD=0 ;;
-        -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        --no-large) LARGE=0 ;;
+        -h|--help) sed -n '2,26p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) echo "run.sh: unknown argument $arg" >&2; exit 2 ;;
     esac
 done
@@ -240,7 +253,7 @@ run_wrk() {
     ticks_before=$(cpu_ticks)
     busy_before=$(machine_busy_ticks)
     # bash's time keyword: user and system CPU seconds of wrk itself, in $OUT/NAME.time
-    { TIMEFORMAT='%U %S'; time env "$@" wrk -t"$threads" -c"$connections" -d"${seconds}s" --timeout 10s --latency \
+    { TIMEFORMAT='%U %S'; time env "$@" wrk -t"$threads" -c"$connections" -d"${seconds}s" --timeout "${WRK_TIMEOUT:-10}s" --latency \
         -s "$BENCH_DIR/$script" "$url" >"$OUT/$name.txt" 2>&1; } 2>"$OUT/$name.time" || status=$?
     for pid in "${SERVER_PIDS[@]}"; do
         kill -0 "$pid" 2>/dev/null || { tail -n 20 "$OUT/server.log" >&2; die "a server died during $name"; }
@@ -423,7 +436,83 @@ if [ "$PROFILE" = 1 ]; then
 fi
 
 # ---------------------------------------------------------------------------
-# 6a. The peer: glewlwyd (Debian), the same loads against it in the same run
+# 6a. The large database (issue 30): ready on 100k users; the token loads again on 1 M users
+#     and 10 M grants (benchmarks/generate_database.py); the hourly purge during the refresh load
+# ---------------------------------------------------------------------------
+LARGE_LOADS=()
+if [ "$LARGE" = 1 ]; then
+    stop_server
+    MAIN_DB=$DB
+    # large_copy NAME: a copy of the benchmark database (its clients, user and signing keys) with its master key
+    large_copy() {
+        local copy="$WORK/$1.sqlite" suffix
+        for suffix in "" -wal; do [ ! -e "$MAIN_DB$suffix" ] || cp "$MAIN_DB$suffix" "$copy$suffix"; done
+        cp "${MAIN_DB%.*}.master-key" "$WORK/$1.master-key"
+        echo "$copy"
+    }
+    say "the large database: ready on $READY_USERS users and $READY_GRANTS grants (benchmarks/generate_database.py)"
+    DB=$(large_copy ready)
+    python3 "$BENCH_DIR/generate_database.py" --database "$DB" --users "$READY_USERS" --grants "$READY_GRANTS" \
+        >"$OUT/generate-ready.txt" 2>&1 || { cat "$OUT/generate-ready.txt" >&2; die "generate_database.py failed"; }
+    grep -E '^(GENERATE|database size)' "$OUT/generate-ready.txt"
+    READY_RUNS=()
+    for _ in 1 2 3; do start_server "$OUT/server-large.log"; READY_RUNS+=("$READY_MS"); stop_server; done
+    READY_USERS_MS=$(printf '%s\n' "${READY_RUNS[@]}" | sort -n | sed -n 2p)
+    echo "ready (fork to /health 200) on $READY_USERS users: ${READY_RUNS[*]} ms; median $READY_USERS_MS ms"
+    rm -f "$WORK"/ready.*
+
+    say "the large database: $LARGE_USERS users, $LARGE_GRANTS grants with a refresh token each, ${LARGE_EXPIRED_SHARE} of them expired"
+    DB=$(large_copy large)
+    python3 "$BENCH_DIR/generate_database.py" --database "$DB" --users "$LARGE_USERS" --grants "$LARGE_GRANTS" \
+        --expired-share "$LARGE_EXPIRED_SHARE" --existing-client app >"$OUT/generate-large.txt" 2>&1 \
+        || { cat "$OUT/generate-large.txt" >&2; die "generate_database.py failed"; }
+    sed -n '/^rows:/,$p' "$OUT/generate-large.txt"
+    start_server "$OUT/server-large.log"
+    READY_LARGE_MS=$READY_MS
+    SERVER_PIDS=("$SERVER_PID")
+    echo "ready on the large database after $READY_LARGE_MS ms"
+    # Chains: set 0 warm-up, 1 the measured load, 2 the load during the purge.
+    LARGE_TOKENS="$WORK/refresh-tokens-large.txt"
+    python3 "$BENCH_DIR/refresh_tokens.py" "$ISSUER" app "$APP_SECRET" "$REDIRECT" bench@example.com bench-Passw0rd-7q \
+        "$(( TOKEN_CONNECTIONS * 3 ))" >"$LARGE_TOKENS" || die "could not obtain refresh tokens on the large database"
+    MAIN_TOKENS_FILE=$TOKENS_FILE
+    TOKENS_FILE=$LARGE_TOKENS
+    for name in client_credentials refresh_token; do
+        say "load: $name-large ($name on the large database)"
+        CHAIN_SET=0 SUFFIX=-large-warmup SECONDS_NOW=$WARMUP load "$name"
+        CHAIN_SET=1 SUFFIX=-large SECONDS_NOW=$DURATION load "$name"
+        LOAD_SHAPE[$name-large]=${LOAD_SHAPE[$name]}
+        grep -E '^BENCH' "$OUT/$name-large.txt" | sed 's/^/  /'
+        check_load "$name-large"
+        LARGE_LOADS+=("$name-large")
+    done
+
+    # The purge: purge_now.py sets the turn due, so the next maintenance round (within 5 s) runs
+    # SQLStore.purgeExpired, and times it; the refresh load runs through it. wrk waits up to
+    # BENCH_PURGE_TIMEOUT s for an answer, so that a stalled request shows in the latency instead of
+    # breaking its chain (a timed-out refresh is retried with the token the server already rotated).
+    say "load: refresh_token-purge (the refresh load on the large database, the hourly purge triggered 2 s in)"
+    (sleep 2; exec python3 "$BENCH_DIR/purge_now.py" --database "$DB" --timeout "$PURGE_TIMEOUT") >"$OUT/purge.txt" 2>&1 &
+    PURGE_PID=$!
+    EXTRA_PIDS+=("$PURGE_PID")
+    WRK_TIMEOUT=$PURGE_TIMEOUT CHAIN_SET=2 SUFFIX=-purge SECONDS_NOW=$PURGE_LOAD_SECONDS load refresh_token
+    LOAD_SHAPE[refresh_token-purge]=${LOAD_SHAPE[refresh_token]}
+    grep -E '^BENCH' "$OUT/refresh_token-purge.txt" | sed 's/^/  /'
+    check_load refresh_token-purge
+    LARGE_LOADS+=(refresh_token-purge)
+    wait "$PURGE_PID" || true
+    cat "$OUT/purge.txt"
+    PURGE_MS=$(sed -n 's/^PURGE .*\bpurge_ms=\([^ ]*\).*/\1/p' "$OUT/purge.txt")
+    PURGE_END_MS=$(sed -n 's/^PURGE .*\bcommitted_ms=\([^ ]*\).*/\1/p' "$OUT/purge.txt")
+    grep -q 'maintenance failed' "$OUT/server-large.log" && FAILED+=("the purge: maintenance failed (see $OUT/server-large.log)")
+    TOKENS_FILE=$MAIN_TOKENS_FILE
+    stop_server
+    DB=$MAIN_DB
+    rm -f "$WORK"/large.*
+fi
+
+# ---------------------------------------------------------------------------
+# 6b. The peer: glewlwyd (Debian), the same loads against it in the same run
 # ---------------------------------------------------------------------------
 GL_LOADS=()
 GL_NOTE=""
@@ -475,7 +564,7 @@ if [ "$GLEWLWYD" = 1 ]; then
 fi
 
 # ---------------------------------------------------------------------------
-# 6b. PostgreSQL: the token loads on one node, then on two nodes behind HAProxy
+# 6c. PostgreSQL: the token loads on one node, then on two nodes behind HAProxy
 # ---------------------------------------------------------------------------
 PG_LOADS=()
 if [ "$POSTGRES" = 1 ]; then
@@ -571,15 +660,15 @@ fi
 # 7. The table
 # ---------------------------------------------------------------------------
 say "results ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores shared by wrk and the server, ${DURATION} s per load after ${WARMUP} s warm-up)"
-printf '%-19s %-9s %9s %8s %8s %8s %8s %11s %12s %9s %9s\n' load "wrk" "req/s" "p50 ms" "p90 ms" "p99 ms" "non-2xx" \
+printf '%-25s %-9s %9s %8s %8s %8s %8s %11s %12s %9s %9s\n' load "wrk" "req/s" "p50 ms" "p90 ms" "p99 ms" "non-2xx" \
     "server CPU" "server CPU" "wrk CPU" "other CPU"
-printf '%-19s %-9s %9s %8s %8s %8s %8s %11s %12s %9s %9s\n' "" "" "" "" "" "" "" "(cores)" "ms/request" "(cores)" "(cores)"
-for name in "${LOADS[@]}" "${GL_LOADS[@]}" "${PG_LOADS[@]}"; do
+printf '%-25s %-9s %9s %8s %8s %8s %8s %11s %12s %9s %9s\n' "" "" "" "" "" "" "" "(cores)" "ms/request" "(cores)" "(cores)"
+for name in "${LOADS[@]}" "${LARGE_LOADS[@]}" "${GL_LOADS[@]}" "${PG_LOADS[@]}"; do
     bad=$(( $(non2xx "$name") + $(field "$name" status_errors) ))
     n200=$(field "$name" non200)
     [ "$n200" = -1 ] || bad=$(( bad + n200 ))
     read -r cores ms_per_request < <(server_cpu "$name")
-    printf '%-19s %-9s %9s %8s %8s %8s %8s %11s %12s %9s %9s\n' "$name" "${LOAD_SHAPE[$name]}" "$(field "$name" rps)" \
+    printf '%-25s %-9s %9s %8s %8s %8s %8s %11s %12s %9s %9s\n' "$name" "${LOAD_SHAPE[$name]}" "$(field "$name" rps)" \
         "$(field "$name" p50_ms)" "$(field "$name" p90_ms)" "$(field "$name" p99_ms)" "$bad" "$cores" "$ms_per_request" \
         "$(wrk_cpu "$name")" "$(other_cpu "$name")"
     # In the PostgreSQL loads the "other" CPU is PostgreSQL's (and HAProxy's) own work.
@@ -657,9 +746,38 @@ row "idle VmRSS after start, MB (10^6 bytes; MiB: $IDLE_MIB)" "$IDLE_MB" "< 40" 
 AFTER_MB=$(awk -v k="$RSS_AFTER_KB" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }')
 row "VmRSS after the loads, MB" "$AFTER_MB" "< 120" "$(verdict "$AFTER_MB" 120 max) (peak VmHWM $(( HWM_KB / 1024 )) MiB)"
 row "ready (fork to /health 200), populated database, ms" "$READY_MS_SECOND" "< 100" \
-    "$(verdict "$READY_MS_SECOND" 100 max) (a small database; 100k users: not measured yet)"
+    "$(verdict "$READY_MS_SECOND" 100 max) (a small database)"
 row "ready on an empty database (generates 2 RSA keys), ms" "$READY_FIRST_MS" "(info)" ""
-row "1 M users, 10 M grants: every figure within 20 %" "-" "(issue 30)" "not measured yet"
+if [ "$LARGE" = 1 ]; then
+    row "ready with $READY_USERS users, $READY_GRANTS grants, ms (median of 3)" "$READY_USERS_MS" "< 100" \
+        "$(verdict "$READY_USERS_MS" 100 max) (${READY_RUNS[*]} ms)"
+    row "ready with $LARGE_USERS users, $LARGE_GRANTS grants, ms (info)" "$READY_LARGE_MS" "(info)" ""
+    # large_row NAME: the large database's req/s and p99 of a token load against the small database's
+    large_row() {
+        local rps p99
+        rps=$(ratio "$(field "$1-large" rps)" "$(field "$1" rps)")
+        p99=$(ratio "$(field "$1-large" p99_ms)" "$(field "$1" p99_ms)")
+        row "  $1 req/s, large / small database" "$rps" ">= 0.8" \
+            "$(verdict "$rps" 0.8 min) ($(field "$1-large" rps) / $(field "$1" rps) req/s)$(disturbed "$1-large")"
+        row "  $1 p99, large / small database" "$p99" "<= 1.2" \
+            "$(verdict "$p99" 1.2000001 max) ($(field "$1-large" p99_ms) / $(field "$1" p99_ms) ms)$(disturbed "$1-large")"
+    }
+    row "$LARGE_USERS users, $LARGE_GRANTS grants, vs the small database:" "" "(issue 30)" ""
+    large_row client_credentials
+    large_row refresh_token
+    PURGE_P99=$(ratio "$(field refresh_token-purge p99_ms)" "$(field refresh_token-large p99_ms)")
+    if [ -z "$PURGE_MS" ] || [ "$PURGE_MS" = - ]; then
+        PURGE_NOTE="MISSES (the purge did not finish within ${PURGE_TIMEOUT} s: $OUT/purge.txt)"
+    else
+        PURGE_NOTE="$(verdict "$PURGE_P99" 1.2000001 max) ($(field refresh_token-purge p99_ms) / $(field refresh_token-large p99_ms) ms; purge $PURGE_MS ms"
+        # purge_now.py starts 2 s into the load
+        if [ "$(( 2 + PURGE_END_MS / 1000 ))" -ge "$PURGE_LOAD_SECONDS" ]; then PURGE_NOTE="$PURGE_NOTE; it outlasted the ${PURGE_LOAD_SECONDS} s load"; fi
+        PURGE_NOTE="$PURGE_NOTE)$(disturbed refresh_token-purge)"
+    fi
+    row "  refresh_token p99 during the purge / without" "$PURGE_P99" "<= 1.2" "$PURGE_NOTE"
+else
+    row "the large database: ready, token loads, purge" "-" "(issue 30)" "not measured (--no-large)"
+fi
 if [ ${#GL_LOADS[@]} -gt 0 ]; then
     row "glewlwyd client_credentials / refresh req/s (info)" "$(field gl_client_credentials rps) / $(field gl_refresh_token rps)" "(info)" \
         "one RS256 signature each; its refresh answers carry no ID token"

@@ -20,6 +20,20 @@ struct PKCETests {
     }
 }
 
+@Suite("SecureRandom")
+struct SecureRandomTests {
+    @Test("bytes of every length, each byte from the generator: no length is short, no tail left at zero", arguments: [0, 1, 7, 8, 9, 12, 32, 33])
+    func lengths(count: Int) {
+        let draws = (0..<64).map { _ in SecureRandom.bytes(count) }
+        #expect(draws.allSatisfy { $0.count == count })
+        guard count > 0 else { return }
+        // Over 64 draws every position takes a non-zero value at least once (a byte left unfilled stays 0).
+        for position in 0..<count { #expect(draws.contains { $0[position] != 0 }, "byte \(position) of \(count)") }
+        #expect(Set(draws).count == (count >= 4 ? 64 : Set(draws).count))
+        #expect(SecureRandom.token(bytes: 12).count == 16)
+    }
+}
+
 @Suite("Scopes")
 struct ScopeTests {
     @Test("a scope string parses into an ordered set without duplicates")

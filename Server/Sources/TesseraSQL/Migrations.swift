@@ -486,6 +486,16 @@ enum Migrations {
         Migration(version: 23, name: "client_require_mfa", statements: [
             "ALTER TABLE clients ADD COLUMN require_mfa BOOLEAN NOT NULL DEFAULT FALSE",
         ]),
+        // The purge finds expired rows through an index, a few at a time, and a user's grants
+        // (signing out everywhere, deleting the account) are found without reading them all.
+        Migration(version: 24, name: "expiry_indexes", statements: [
+            "CREATE INDEX grants_expiry ON grants (expires_at)",
+            "CREATE INDEX refresh_tokens_expiry ON refresh_tokens (expires_at)",
+            "CREATE INDEX sessions_expiry ON sessions (expires_at)",
+            "CREATE INDEX authorization_codes_expiry ON authorization_codes (expires_at)",
+            "CREATE INDEX revoked_access_tokens_expiry ON revoked_access_tokens (expires_at)",
+            "CREATE INDEX grants_user ON grants (user_id)",
+        ]),
     ]
 
     /// PostgreSQL's advisory-lock key for migrations (a fixed number, "tessera" in ASCII).

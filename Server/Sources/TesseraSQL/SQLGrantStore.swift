@@ -218,17 +218,32 @@ extension SQLStore: Housekeeping {
     /// native flows, and the record of codes sent more than a day ago.
     /// `keepFor` seconds of history are kept so that a late replay is still recognised.
     public func purgeExpired(now: Int64, keepFor: Int64) async throws {
+        try await purgeExpired(now: now, keepFor: keepFor, batch: Self.purgeBatch)
+    }
+
+    /// Rows deleted per transaction from the tables that grow with the users (grants, refresh
+    /// tokens, sessions, codes, revoked access tokens): a purge of millions of expired rows is
+    /// thousands of short transactions, between which the requests go on, not one that holds
+    /// SQLite's only connection (or PostgreSQL's locks) for minutes.
+    static let purgeBatch = 1_000
+
+    /// ``purgeExpired(now:keepFor:)`` with `batch` rows per transaction of the large tables.
+    func purgeExpired(now: Int64, keepFor: Int64, batch: Int) async throws {
         let horizon = now - keepFor
+        // Refresh tokens before their grants (a grant's deletion cascades to its tokens: deleting
+        // them first keeps each of the grants' batches small).
+        for (table, key, bound) in [("refresh_tokens", "token_hash", horizon), ("grants", "id", horizon),
+                                    ("sessions", "token_hash", horizon), ("authorization_codes", "code_hash", horizon),
+                                    ("revoked_access_tokens", "jti", now)] {
+            while try await deleteExpired(from: table, key: key, before: bound, limit: batch) == batch {
+                await Task.yield()
+            }
+        }
         try await database.transaction { db in
             try await db.raw("DELETE FROM interactions WHERE expires_at < \(bind: now)").run()
             try await db.raw("DELETE FROM pushed_requests WHERE expires_at < \(bind: now)").run()
             try await db.raw("DELETE FROM handoff_tickets WHERE expires_at < \(bind: now)").run()
             try await db.raw("DELETE FROM device_sessions WHERE expires_at < \(bind: horizon)").run()
-            try await db.raw("DELETE FROM authorization_codes WHERE expires_at < \(bind: horizon)").run()
-            try await db.raw("DELETE FROM sessions WHERE expires_at < \(bind: horizon)").run()
-            try await db.raw("DELETE FROM refresh_tokens WHERE expires_at < \(bind: horizon)").run()
-            try await db.raw("DELETE FROM grants WHERE expires_at < \(bind: horizon)").run()
-            try await db.raw("DELETE FROM revoked_access_tokens WHERE expires_at < \(bind: now)").run()
             try await db.raw("DELETE FROM client_assertions WHERE expires_at < \(bind: now)").run()
             try await db.raw("DELETE FROM native_flows WHERE expires_at < \(bind: now)").run()
             try await db.raw("DELETE FROM email_changes WHERE expires_at < \(bind: now)").run()
@@ -240,6 +255,18 @@ extension SQLStore: Housekeeping {
             // Failures older than a day count in no window; a bucket untouched for an hour is full.
             try await db.raw("DELETE FROM throttle_failures WHERE at < \(bind: now - 86_400)").run()
             try await db.raw("DELETE FROM rate_buckets WHERE updated_at < \(bind: now - 3600)").run()
+        }
+    }
+
+    /// Deletes up to `limit` rows of `table` whose `expires_at` is before `bound` (found through
+    /// the table's expiry index), in a transaction of its own; returns how many it deleted.
+    private func deleteExpired(from table: String, key: String, before bound: Int64, limit: Int) async throws -> Int {
+        try await database.transaction { db in
+            try await db.raw("""
+                DELETE FROM \(unsafeRaw: table) WHERE \(unsafeRaw: key) IN
+                    (SELECT \(unsafeRaw: key) FROM \(unsafeRaw: table) WHERE expires_at < \(bind: bound) LIMIT \(unsafeRaw: String(limit)))
+                RETURNING \(unsafeRaw: key)
+                """).all().count
         }
     }
 }

@@ -73,24 +73,40 @@ final class RequestDeadlines: @unchecked Sendable {
     let limits: ConnectionLimits
     var phase = Phase.idle
     var timer: Scheduled<Void>?
+    /// The phase ``timer`` runs for.
+    var timing: Phase?
     /// The context of the handler in front of the HTTP codec: what it writes goes to the socket as is.
     var front: ChannelHandlerContext?
 
     init(limits: ConnectionLimits) { self.limits = limits }
 
-    func start(_ seconds: Int64, on eventLoop: any EventLoop) {
-        timer?.cancel()
-        timer = eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(in: .seconds(seconds)) { self.expired() }
+    /// Starts or stops the deadline the phase has reached once the bytes just read are decoded:
+    /// a request that arrives whole (most do) moves from idle to responding within one read and
+    /// never schedules a timer; one whose head or body is still coming gets the head timeout from
+    /// its first bytes, or the idle timeout for its body from its head.
+    func settle(on eventLoop: any EventLoop) {
+        switch phase {
+        case .readingHead, .readingBody:
+            guard timing != phase else { return }
+            let seconds = phase == .readingHead ? limits.requestHeadTimeout : limits.idleTimeout
+            timer?.cancel()
+            timer = eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(in: .seconds(seconds)) { self.expired() }
+            timing = phase
+        case .idle, .responding:
+            cancel()
+        }
     }
 
     func cancel() {
         timer?.cancel()
         timer = nil
+        timing = nil
     }
 
     /// The head or the body didn't arrive in time: 408, and the connection closes.
     func expired() {
         timer = nil
+        timing = nil
         guard phase == .readingHead || phase == .readingBody, let front else { return }
         var answer = front.channel.allocator.buffer(capacity: 96)
         answer.writeString("HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
@@ -119,9 +135,11 @@ final class RequestBytesWatcher: ChannelInboundHandler, RemovableChannelHandler 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if deadlines.phase == .idle, unwrapInboundIn(data).readableBytes > 0 {
             deadlines.phase = .readingHead
-            deadlines.start(deadlines.limits.requestHeadTimeout, on: context.eventLoop)
         }
+        // The decoder behind passes on the parts these bytes complete (``RequestPartsWatcher``
+        // moves the phase on), then the deadline of where the request stands is settled.
         context.fireChannelRead(data)
+        deadlines.settle(on: context.eventLoop)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -146,12 +164,10 @@ final class RequestPartsWatcher: ChannelDuplexHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head:
             deadlines.phase = .readingBody
-            deadlines.start(deadlines.limits.idleTimeout, on: context.eventLoop)
         case .body:
             break
         case .end:
             deadlines.phase = .responding
-            deadlines.cancel()
         }
         context.fireChannelRead(data)
     }
@@ -160,8 +176,12 @@ final class RequestPartsWatcher: ChannelDuplexHandler, RemovableChannelHandler {
     /// between requests again, under the idle timeout.
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data) {
-            deadlines.phase = .idle
-            deadlines.cancel()
+            // Between requests again: the idle timeout (Hummingbird's) applies. Bytes of the next
+            // request already read started its head deadline.
+            if deadlines.phase != .readingHead {
+                deadlines.phase = .idle
+                deadlines.cancel()
+            }
         }
         context.write(data, promise: promise)
     }

@@ -232,6 +232,44 @@ struct StoreTests {
         }
     }
 
+    @Test("the purge deletes what expired a day ago, a batch at a time, and nothing that lives", arguments: TestBackend.available)
+    func purgeInBatches(on backend: TestBackend) async throws {
+        try await withStore(backend) { store async throws in
+            let (_, user) = try await prepare(store)
+            let now: Int64 = 1_000_000, day: Int64 = 86_400
+            // 250 grants expired two days ago (with their refresh tokens), 3 expired an hour ago (kept a
+            // day), 5 live; sessions, codes and revoked access tokens of each age.
+            var grants: [(Grant, expired: Bool)] = []
+            for index in 0..<258 {
+                var grant = testGrant(user, now: now - 3 * day)
+                grant.expiresAt = index < 250 ? now - 2 * day : index < 253 ? now - 3600 : now + day
+                grants.append((grant, index < 250))
+                try await store.insertGrant(grant, refreshToken: RefreshTokenRecord(tokenHash: "rt-\(index)", grantID: grant.id, clientID: "web",
+                                                                                   expiresAt: grant.expiresAt))
+            }
+            for (index, expiresAt) in [now - 2 * day, now - 2 * day, now + 60].enumerated() {
+                try await store.insertSession(tokenHash: "s-\(index)", BrowserSession(sid: "sid-\(index)", userID: user.id, authTime: now - 3 * day,
+                                                                                    amr: ["pwd"], expiresAt: expiresAt), now: now - 3 * day)
+                var code = testCode(user, now: now - 3 * day)
+                code.expiresAt = expiresAt
+                try await store.insertCode(codeHash: "c-\(index)", code, now: now - 3 * day)
+                try await store.revokeAccessToken(jti: "j-\(index)", expiresAt: index < 2 ? now - 1 : now + 60)
+            }
+            try await store.purgeExpired(now: now, keepFor: day, batch: 100)
+            func count(_ table: String) async throws -> Int {
+                try await store.database.withDatabase { db in try await db.raw("SELECT 1 FROM \(unsafeRaw: table)").all().count }
+            }
+            let (grantsLeft, tokensLeft) = (try await count("grants"), try await count("refresh_tokens"))
+            #expect(grantsLeft == 8 && tokensLeft == 8, "250 expired grants went, in three batches")
+            for (grant, expired) in grants { #expect(try await (store.grant(id: grant.id) == nil) == expired) }
+            let (sessionsLeft, codesLeft, revokedLeft) = (try await count("sessions"), try await count("authorization_codes"),
+                                                          try await count("revoked_access_tokens"))
+            #expect(sessionsLeft == 1 && codesLeft == 1 && revokedLeft == 1)
+            try await store.purgeExpired(now: now, keepFor: day)
+            #expect(try await count("grants") == 8, "nothing more to delete")
+        }
+    }
+
     @Test("a client assertion id is accepted once", arguments: TestBackend.available)
     func assertionReplay(on backend: TestBackend) async throws {
         try await withStore(backend) { store async throws in
