@@ -95,10 +95,12 @@ final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler
     private var pending = CircularBuffer<Pending>(initialCapacity: 2)
     /// Whether the request being read goes to the router (its body and end follow it there).
     private var forwarding = false
-    /// The last JWKS (or discovery) bytes and the buffer made of them, so an unchanged document
-    /// is not copied again.
-    private var cached: (data: Data, buffer: ByteBuffer)?
+    /// Per route, the last bytes answered and what was made of them (the body, and the header
+    /// fields every answer of it has), so an unchanged document is neither copied nor described again.
+    private var cached: [String: (data: Data, body: ByteBuffer, fields: HTTPFields)] = [:]
     private var date = HTTPDate()
+    /// This connection's request ids: a random prefix, then a count (an id is unique, not secret).
+    private var requestIDs = RequestIDs()
 
     init(documents: PublicDocuments) {
         self.documents = documents
@@ -109,7 +111,7 @@ final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler
         case .head(let request):
             if let (document, settings) = answerable(request) {
                 forwarding = false
-                pending.append(.document(document, settings, requestID: RequestID.make(from: request.headerFields[.xRequestID]),
+                pending.append(.document(document, settings, requestID: requestIDs.make(from: request.headerFields[.xRequestID]),
                                          started: DispatchTime.now().uptimeNanoseconds, complete: false))
                 if settings.metrics { PublicDocumentMetrics.active.increment() }
             } else {
@@ -165,35 +167,49 @@ final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler
         let data: Data
         do { data = try document.body() } catch {
             // No keys loaded (cannot happen once the provider serves): the router's answer, a 500.
-            write(context: context, status: .internalServerError, fields: [.contentType: "application/json"],
-                  body: ByteBuffer(string: #"{"error":"server_error"}"#), requestID: requestID, settings: settings)
+            let fields = Self.fields(status: .internalServerError, contentType: "application/json", length: 24, settings: settings)
+            write(context: context, status: .internalServerError, fields: fields, body: ByteBuffer(string: #"{"error":"server_error"}"#),
+                  requestID: requestID)
             record(document, status: .internalServerError, settings: settings, started: started)
             return
         }
-        let body: ByteBuffer
-        if let cached, cached.data == data {
-            body = cached.buffer
+        let made: (data: Data, body: ByteBuffer, fields: HTTPFields)
+        if let known = cached[document.route], Self.same(known.data, data) {
+            made = known
         } else {
-            body = ByteBuffer(data: data)
-            cached = (data, body)
+            made = (data, ByteBuffer(data: data),
+                    Self.fields(status: .ok, contentType: document.contentType, length: data.count, settings: settings))
+            cached[document.route] = made
         }
-        write(context: context, status: .ok, fields: [
-            .contentType: document.contentType,
-            .cacheControl: "public, max-age=300",
-            .accessControlAllowOrigin: "*",
-        ], body: body, requestID: requestID, settings: settings)
+        write(context: context, status: .ok, fields: made.fields, body: made.body, requestID: requestID)
         record(document, status: .ok, settings: settings, started: started)
     }
 
-    /// The head (with the security headers, the request id and the date every answer carries),
-    /// the body and the end, flushed once.
-    private func write(context: ChannelHandlerContext, status: HTTPResponse.Status, fields: HTTPFields, body: ByteBuffer,
-                       requestID: String, settings: PublicDocuments.Settings) {
-        var fields = fields
-        fields[.contentLength] = String(body.readableBytes)
+    /// Whether two documents are the same bytes: the same storage (the usual case: the document
+    /// didn't change), else equal contents.
+    private static func same(_ first: Data, _ second: Data) -> Bool {
+        guard first.count == second.count else { return false }
+        let shared = first.withUnsafeBytes { a in second.withUnsafeBytes { b in a.baseAddress == b.baseAddress } }
+        return shared || first == second
+    }
+
+    /// The header fields of every answer of a document: the router's, with the security headers.
+    private static func fields(status: HTTPResponse.Status, contentType: String, length: Int, settings: PublicDocuments.Settings) -> HTTPFields {
+        var fields: HTTPFields = [.contentType: contentType]
+        if status == .ok {
+            fields[.cacheControl] = "public, max-age=300"
+            fields[.accessControlAllowOrigin] = "*"
+        }
+        fields[.contentLength] = String(length)
         fields[.xContentTypeOptions] = "nosniff"
         fields[.referrerPolicy] = "no-referrer"
         if settings.strictTransportSecurity { fields[.strictTransportSecurity] = SecurityHeadersMiddleware.hstsValue }
+        return fields
+    }
+
+    /// The head (with the request id and the date), the body and the end, flushed once.
+    private func write(context: ChannelHandlerContext, status: HTTPResponse.Status, fields: HTTPFields, body: ByteBuffer, requestID: String) {
+        var fields = fields
         fields[.xRequestID] = requestID
         fields[.date] = date.now()
         context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: fields))), promise: nil)
@@ -260,5 +276,24 @@ struct HTTPDate {
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
         return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(1900 + parts.tm_year) "
             + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+    }
+}
+
+/// Request ids for one connection: the id a proxy in front gave (``RequestID/make(from:)``'s
+/// rule), else 16 base64url characters — 9 random bytes drawn once for the connection, then a
+/// 3-byte count. Unique like the router's random ids, without drawing random bytes per request.
+struct RequestIDs {
+    private var prefix: [UInt8] = []
+    private var count: UInt32 = 0
+
+    mutating func make(from header: String?) -> String {
+        if let header, RequestID.isPlain(header) { return header }
+        if prefix.isEmpty || count >= 1 << 24 {
+            prefix = SecureRandom.bytes(9)
+            count = 0
+        }
+        count += 1
+        return Base64URL.encode(prefix + [UInt8(truncatingIfNeeded: count >> 16), UInt8(truncatingIfNeeded: count >> 8),
+                                          UInt8(truncatingIfNeeded: count)])
     }
 }

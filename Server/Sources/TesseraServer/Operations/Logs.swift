@@ -14,12 +14,15 @@ enum RequestID {
     /// An id a proxy in front already gave the request (`X-Request-Id`), when it is a plain
     /// token; otherwise a new random one. Nothing else from the request reaches the logs.
     static func make(from header: String?) -> String {
-        if let header, (8...128).contains(header.utf8.count),
-           header.utf8.allSatisfy({ $0 < 128 && (isalnum(Int32($0)) != 0 || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_")
-                                                  || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: ":")) }) {
-            return header
-        }
+        if let header, isPlain(header) { return header }
         return SecureRandom.token(bytes: 12)
+    }
+
+    /// Whether a proxy's `X-Request-Id` is a plain token (8 to 128 letters, digits, `-_.:`), kept as the id.
+    static func isPlain(_ header: String) -> Bool {
+        (8...128).contains(header.utf8.count)
+            && header.utf8.allSatisfy({ $0 < 128 && (isalnum(Int32($0)) != 0 || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_")
+                                                     || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: ":")) })
     }
 }
 
