@@ -16,22 +16,34 @@ public func buildApplication(provider: Provider, onRunning: @escaping @Sendable 
 
 /// Background work of a running provider: re-reads signing keys every few seconds (to pick
 /// up a rotation made by another node or the CLI) and purges expired rows when it is this
-/// node's turn.
+/// node's turn — in two loops, because a purge of millions of rows paces itself over minutes
+/// and a key rotation must not wait for it.
 struct MaintenanceService: Service {
     let provider: Provider
 
     func run() async throws {
+        let metrics = provider.configuration.metricsPort != nil
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await repeatRounds {
+                    try await provider.keys.reload()
+                    if metrics { Signals.outboxDepth(try await provider.store.outboxDepth()) }
+                }
+            }
+            group.addTask { await repeatRounds { _ = try await provider.purgeExpiredIfDue() } }
+        }
+    }
+
+    /// Runs `round` every `keyReloadInterval` seconds until shutdown; a failed round is logged
+    /// (an unavailable database by the database itself) and the next one tries again.
+    private func repeatRounds(_ round: () async throws -> Void) async {
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             try? await cancelWhenGracefulShutdown {
                 try await Task.sleep(for: .seconds(provider.configuration.keyReloadInterval))
             }
             if Task.isShuttingDownGracefully || Task.isCancelled { break }
             do {
-                try await provider.keys.reload()
-                try await provider.purgeExpiredIfDue()
-                if provider.configuration.metricsPort != nil {
-                    Signals.outboxDepth(try await provider.store.outboxDepth())
-                }
+                try await round()
             } catch is DatabaseUnavailable {
                 // Logged by the database; the next round tries again.
             } catch {

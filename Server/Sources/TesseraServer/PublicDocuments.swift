@@ -113,7 +113,6 @@ final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler
                 forwarding = false
                 pending.append(.document(document, settings, requestID: requestIDs.make(from: request.headerFields[.xRequestID]),
                                          started: DispatchTime.now().uptimeNanoseconds, complete: false))
-                if settings.metrics { PublicDocumentMetrics.active.increment() }
             } else {
                 forwarding = true
                 pending.append(.router)
@@ -164,12 +163,16 @@ final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     private func answer(context: ChannelHandlerContext, document: PublicDocuments.Document, settings: PublicDocuments.Settings,
                         requestID: String, started: UInt64) {
+        // Active while it is answered (synchronously, here), so the gauge can't be left counting
+        // a request whose connection closed before it was answered.
+        if settings.metrics { PublicDocumentMetrics.active.increment() }
         let data: Data
         do { data = try document.body() } catch {
             // No keys loaded (cannot happen once the provider serves): the router's answer, a 500.
-            let fields = Self.fields(status: .internalServerError, contentType: "application/json", length: 24, settings: settings)
-            write(context: context, status: .internalServerError, fields: fields, body: ByteBuffer(string: #"{"error":"server_error"}"#),
-                  requestID: requestID)
+            let body = ByteBuffer(string: #"{"error":"server_error"}"#)
+            let fields = Self.fields(status: .internalServerError, contentType: "application/json", length: body.readableBytes,
+                                     settings: settings)
+            write(context: context, status: .internalServerError, fields: fields, body: body, requestID: requestID)
             record(document, status: .internalServerError, settings: settings, started: started)
             return
         }
