@@ -184,21 +184,21 @@ public struct AuthError: Error, Sendable, Equatable, CustomStringConvertible {
                 let text = (description ?? "").lowercased()
                 return text.contains("username parameter") || text.contains("email parameter") ? .invalidEmail : .oauth
             case ("attributes_required", _): return .attributesRequired
-            case ("expired_token", _), ("expired_change", _): return .flowExpired
-            case ("slow_down", _), ("password_throttled", _), ("too_many_codes", _): return .slowDown
+            case ("expired_token", _), (AccountAPIError.expiredChange, _): return .flowExpired
+            case ("slow_down", _), (AccountAPIError.passwordThrottled, _), (AccountAPIError.tooManyCodes, _): return .slowDown
             case ("credential_already_in_use", _): return .emailInUse
             case ("user_mismatch", _): return .userMismatch
             case ("invalid_token", _): return .invalidToken
-            case ("wrong_password", _): return .invalidCredentials
-            case ("password_too_weak", _): return .invalidPassword
-            case ("invalid_address", _): return .invalidEmail
-            case ("wrong_code", _): return .invalidCode
-            case ("invalid_claims", _): return .invalidClaims
-            case ("insufficient_user_authentication", _): return .insufficientUserAuthentication
-            case ("last_way_in", _): return .lastWayIn
-            case ("conflict", _): return .conflict
-            case ("not_found", _): return .notFound
-            case ("invalid_passkey", _), (_, "invalid_passkey"): return .invalidPasskey
+            case (AccountAPIError.wrongPassword, _): return .invalidCredentials
+            case (AccountAPIError.passwordTooWeak, _): return .invalidPassword
+            case (AccountAPIError.invalidAddress, _): return .invalidEmail
+            case (AccountAPIError.wrongCode, _): return .invalidCode
+            case (AccountAPIError.invalidClaimsCode, _): return .invalidClaims
+            case (AccountAPIError.insufficientUserAuthentication, _): return .insufficientUserAuthentication
+            case (AccountAPIError.lastWayIn, _): return .lastWayIn
+            case (AccountAPIError.conflict, _): return .conflict
+            case (AccountAPIError.notFound, _): return .notFound
+            case (AccountAPIError.invalidPasskey, _), (_, AccountAPIError.invalidPasskey): return .invalidPasskey
             default: return .oauth
             }
         }
