@@ -20,6 +20,13 @@ public protocol TransactionalDatabase: Sendable {
     func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
     /// Closes every connection.
     func close() async throws
+    /// Whether a statement's `WITH` may write (`UPDATE … RETURNING`, `INSERT`): PostgreSQL's
+    /// data-modifying common table expressions, which SQLite has not.
+    var writesInCommonTableExpressions: Bool { get }
+}
+
+extension TransactionalDatabase {
+    public var writesInCommonTableExpressions: Bool { false }
 }
 
 /// How long the database took, and how many reads and transactions are under way (holding a

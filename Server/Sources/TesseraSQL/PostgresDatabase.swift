@@ -146,6 +146,8 @@ public final class PostgresDatabase: TransactionalDatabase {
         location.parameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 
+    public var writesInCommonTableExpressions: Bool { true }
+
     public func withDatabase<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         try await DatabaseSignals.measure(DatabaseSignals.reads) {
             try await leased { sql in try await body(sql) }

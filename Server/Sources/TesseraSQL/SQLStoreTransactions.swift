@@ -9,6 +9,53 @@ extension SQLStore: StoreTransactions {
     }
 }
 
+extension SQLStore {
+    public func rotateRefreshTokenAtOnce(tokenHash: String, clientID: String, successor: PendingRefreshToken,
+                                         clock: WallClock) async throws -> (grant: Grant, user: User)? {
+        guard database.writesInCommonTableExpressions else { return nil }
+        return try await database.withDatabase { db in
+            let now = clock.now()
+            // The token's row is taken as `takeRefreshToken` takes it (a rotation of it under way
+            // elsewhere is waited for, then found used); the grant and user rows are read, as a
+            // transaction's SELECTs would read them, and returned side by side (the grant's
+            // columns prefixed); the successor is inserted only when a row was taken.
+            guard let row = try await db.raw("""
+                WITH taken AS (
+                    UPDATE refresh_tokens AS t SET used_at = \(bind: now)
+                    FROM grants AS g, users AS u
+                    WHERE t.token_hash = \(bind: tokenHash) AND t.client_id = \(bind: clientID) AND t.used_at IS NULL
+                        AND t.expires_at > \(bind: now)
+                        AND g.id = t.grant_id AND g.revoked_at IS NULL AND g.expires_at > \(bind: now) AND g.device_session_id IS NULL
+                        AND u.id = g.user_id AND u.disabled_at IS NULL
+                    RETURNING \(unsafeRaw: Self.grantColumns.map { "g.\($0) AS grant_\($0)" }.joined(separator: ", ")), u.*),
+                successor AS (
+                    INSERT INTO refresh_tokens (token_hash, grant_id, client_id, created_at, expires_at, replaces)
+                    SELECT \(bind: successor.tokenHash), grant_id, \(bind: clientID), \(bind: now),
+                        LEAST(\(bind: now + successor.lifetime), grant_expires_at), \(bind: tokenHash)
+                    FROM taken)
+                SELECT * FROM taken
+                """).first() else { return nil }
+            return (try Self.grant(PrefixedRow(row: row, prefix: "grant_")), try Self.user(row))
+        }
+    }
+
+    /// The columns of `grants`, as ``grant(_:)`` reads them.
+    static let grantColumns = ["id", "client_id", "user_id", "scope", "claims", "auth_time", "amr", "sid", "created_at", "expires_at",
+                               "revoked_at", "device_session_id"]
+}
+
+/// The columns of a row whose names start with `prefix`, by their names without it: one table's
+/// columns among another's in a row that returns both.
+struct PrefixedRow: SQLRow {
+    let row: any SQLRow
+    let prefix: String
+
+    var allColumns: [String] { row.allColumns.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) } }
+    func contains(column: String) -> Bool { row.contains(column: prefix + column) }
+    func decodeNil(column: String) throws -> Bool { try row.decodeNil(column: prefix + column) }
+    func decode<D: Decodable>(column: String, as type: D.Type) throws -> D { try row.decode(column: prefix + column, as: type) }
+}
+
 /// A connection that is already inside a transaction: every store call made through it
 /// runs on that connection and joins the transaction (a nested `transaction` too).
 struct JoinedTransaction: TransactionalDatabase {

@@ -141,6 +141,121 @@ struct TokenFamilyTests {
         }
     }
 
+    @Test("the common rotation in one statement (PostgreSQL): grant and user back, the successor in the family, capped by the grant; SQLite declines",
+          arguments: TestBackend.available)
+    func rotationAtOnce(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
+            let user = try await prepare(store), now: Int64 = 1000
+            let families = TokenFamilies(store: store), clock = WallClock { now }
+            func atOnce(_ hash: String, to next: String, lifetime: Int64 = 86_400) async throws -> (grant: Grant, user: User)? {
+                try await families.rotateAtOnce(tokenHash: hash, clientID: "web", successor: PendingRefreshToken(tokenHash: next, lifetime: lifetime),
+                                                clock: clock)
+            }
+            let g = try await store.addFamily(user, token: "r1", now: now)
+            let taken = try await atOnce("r1", to: "r2")
+            guard backend == .postgres else {
+                #expect(taken == nil)
+                #expect(try await store.refreshTokenGrant(tokenHash: "r1", now: now) != nil)
+                #expect(try await store.refreshTokenGrant(tokenHash: "r2", now: now) == nil)
+                return
+            }
+            let rotated = try #require(taken)
+            #expect(rotated.grant == g)
+            #expect(rotated.user == user)
+            #expect(try await store.refreshTokenGrant(tokenHash: "r1", now: now) == nil)
+            // A day's lifetime, but the grant ends in an hour.
+            #expect(try await store.refreshTokenGrant(tokenHash: "r2", now: now)?.expiresAt == g.expiresAt)
+            // Presented again: nothing is taken, and the transaction sorts it out. Within the reuse
+            // interval it is a retry, which finds r2 as r1's successor and retires it.
+            #expect(try await atOnce("r1", to: "r3") == nil)
+            #expect(try await families.rotate(tokenHash: "r1", clientID: "web", now: now + 1, reuseInterval: 30) { _ in
+                RefreshTokenRecord(tokenHash: "r3", grantID: g.id, clientID: "web", expiresAt: now + 100)
+            } == .rotated(g))
+            #expect(try await store.refreshTokenGrant(tokenHash: "r2", now: now + 1) == nil)
+            // A shorter lifetime than the grant's is kept.
+            _ = try #require(try await atOnce("r3", to: "r4", lifetime: 60))
+            #expect(try await store.refreshTokenGrant(tokenHash: "r4", now: now)?.expiresAt == now + 60)
+            // The retired r2 presented: reuse, the family ends.
+            #expect(try await atOnce("r2", to: "r5") == nil)
+            #expect(try await families.rotate(tokenHash: "r2", clientID: "web", now: now + 2) { _ in
+                RefreshTokenRecord(tokenHash: "r5", grantID: g.id, clientID: "web", expiresAt: now + 100)
+            } == .reused)
+            #expect(try await store.refreshTokenGrant(tokenHash: "r4", now: now + 2) == nil)
+        }
+    }
+
+    @Test("the one statement takes no token the transaction must judge: another client's, expired, revoked, a disabled user's, a device session's",
+          arguments: TestBackend.available)
+    func rotationAtOnceDeclines(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
+            let user = try await prepare(store), now: Int64 = 1000
+            let families = TokenFamilies(store: store)
+            func atOnce(_ hash: String, client: String = "web", at time: Int64 = now) async throws -> (grant: Grant, user: User)? {
+                try await families.rotateAtOnce(tokenHash: hash, clientID: client, successor: PendingRefreshToken(tokenHash: "next-" + hash,
+                                                                                                                  lifetime: 60),
+                                                clock: WallClock { time })
+            }
+            func isLive(_ hash: String) async throws -> Bool { try await store.refreshTokenGrant(tokenHash: hash, now: now) != nil }
+            _ = try await store.addFamily(user, token: "other-client", now: now)
+            #expect(try await atOnce("other-client", client: "other") == nil)
+            #expect(try await isLive("other-client"))
+            #expect(try await atOnce("unknown") == nil)
+            _ = try await store.addFamily(user, token: "expired", now: now)
+            #expect(try await atOnce("expired", at: now + 100) == nil)
+            let revoked = try await store.addFamily(user, token: "revoked", now: now)
+            try await store.revokeGrant(id: revoked.id, now: now)
+            #expect(try await atOnce("revoked") == nil)
+            try await store.insertDeviceSession(secretHash: "s", DeviceSession(id: "ds-1", userID: user.id, group: "acme", authTime: now,
+                                                                               amr: ["pwd"], createdAt: now, expiresAt: now + 3600))
+            var joined = testGrant(user, now: now)
+            joined.deviceSessionID = "ds-1"
+            try await store.insertGrant(joined, refreshToken: RefreshTokenRecord(tokenHash: "joined", grantID: joined.id, clientID: "web",
+                                                                                  expiresAt: now + 100))
+            #expect(try await atOnce("joined") == nil)
+            #expect(try await isLive("joined"))
+            let bob = try await store.addUser(email: "bob@example.com")
+            _ = try await store.addFamily(bob, token: "disabled", now: now)
+            try await store.setDisabled(userID: bob.id, at: now, now: now)
+            #expect(try await atOnce("disabled") == nil)
+            #expect(try await isLive("disabled"))
+            for hash in ["other-client", "unknown", "expired", "revoked", "joined", "disabled"] {
+                #expect(try await store.refreshTokenGrant(tokenHash: "next-" + hash, now: now) == nil)
+            }
+        }
+    }
+
+    @Test("50 concurrent refreshes of one token, each tried in one statement first: one rotates, the others are reuse",
+          arguments: TestBackend.available)
+    func concurrentRefreshesAtOnce(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
+            let user = try await prepare(store)
+            let families = TokenFamilies(store: store), now: Int64 = 1000
+            let g = try await store.addFamily(user, token: "r1", now: now)
+            let outcomes = try await withThrowingTaskGroup(of: RefreshRotation.self) { group in
+                for attempt in 0..<50 {
+                    group.addTask {
+                        if let taken = try await families.rotateAtOnce(tokenHash: "r1", clientID: "web",
+                                                                        successor: PendingRefreshToken(tokenHash: "next-\(attempt)", lifetime: 100),
+                                                                        clock: WallClock { now }) {
+                            return .rotated(taken.grant)
+                        }
+                        return try await families.rotate(tokenHash: "r1", clientID: "web", now: now) { _ in
+                            RefreshTokenRecord(tokenHash: "late-\(attempt)", grantID: g.id, clientID: "web", expiresAt: now + 100)
+                        }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(outcomes.filter { $0 == .rotated(g) }.count == 1)
+            #expect(outcomes.filter { $0 == .reused }.count == 49)
+            #expect(try await store.grant(id: g.id)?.revokedAt != nil)
+            for attempt in 0..<50 {
+                #expect(try await store.refreshTokenGrant(tokenHash: "next-\(attempt)", now: now) == nil)
+                #expect(try await store.refreshTokenGrant(tokenHash: "late-\(attempt)", now: now) == nil)
+            }
+        }
+    }
+
     @Test("a code redeemed concurrently: one grant, the others replays that revoke it", arguments: TestBackend.available)
     func concurrentCodeRedemption(on backend: TestBackend) async throws {
         try await withStore(backend) { store in

@@ -100,4 +100,11 @@ public struct TokenIssuer: Sendable {
         let expiresAt = min(clock.now() + refreshTokenLifetime, notAfter)
         return (token, RefreshTokenRecord(tokenHash: tokenHash(token), grantID: grantID, clientID: clientID, expiresAt: expiresAt))
     }
+
+    /// A refresh token for a rotation in one statement, made before its grant is read (its
+    /// expiry is settled by the statement: the lifetime from the rotation, capped by the grant's).
+    func pendingRefreshToken() -> (token: String, pending: PendingRefreshToken) {
+        let token = SecureRandom.token()
+        return (token, PendingRefreshToken(tokenHash: tokenHash(token), lifetime: refreshTokenLifetime))
+    }
 }

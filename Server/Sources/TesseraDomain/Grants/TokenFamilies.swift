@@ -84,6 +84,14 @@ package struct TokenFamilies: Sendable {
         }
     }
 
+    /// The common rotation (a live token of a live grant, presented once) in one statement where
+    /// the database can: the grant and its user, or nil when it took nothing, and ``rotate(tokenHash:clientID:clock:reuseInterval:makeSuccessor:)``
+    /// must decide (see ``StoreTransactions/rotateRefreshTokenAtOnce(tokenHash:clientID:successor:clock:)``).
+    package func rotateAtOnce(tokenHash: String, clientID: String, successor: PendingRefreshToken,
+                              clock: WallClock) async throws -> (grant: Grant, user: User)? {
+        try await store.rotateRefreshTokenAtOnce(tokenHash: tokenHash, clientID: clientID, successor: successor, clock: clock)
+    }
+
     /// Rotation at a fixed time `now`.
     package func rotate(tokenHash: String, clientID: String, now: Int64, reuseInterval: Int64 = 0,
                         makeSuccessor: @escaping @Sendable (Grant) throws -> RefreshTokenRecord) async throws -> RefreshRotation {

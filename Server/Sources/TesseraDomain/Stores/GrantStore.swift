@@ -16,6 +16,19 @@ public struct RefreshTokenRecord: Sendable {
     }
 }
 
+/// A refresh token made before its grant is read: the common rotation takes the old token and
+/// records this one in one statement (``StoreTransactions/rotateRefreshTokenAtOnce(tokenHash:clientID:successor:clock:)``).
+public struct PendingRefreshToken: Sendable {
+    public var tokenHash: String
+    /// Seconds it lives from its rotation; never past its grant's expiry.
+    public var lifetime: Int64
+
+    package init(tokenHash: String, lifetime: Int64) {
+        self.tokenHash = tokenHash
+        self.lifetime = lifetime
+    }
+}
+
 public enum CodeRedemption: Sendable, Equatable {
     case redeemed
     /// The code had been redeemed before; the grant it produced is now revoked.

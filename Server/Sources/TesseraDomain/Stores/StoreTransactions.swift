@@ -13,6 +13,16 @@ public typealias TransactionStores = UserStore & SessionStore & GrantStore & Ide
 /// connection the transaction holds. Hash passwords before the transaction, not in it.
 public protocol StoreTransactions: Sendable {
     func transaction<T: Sendable>(_ body: @Sendable (any TransactionStores) async throws -> T) async throws -> T
+
+    /// The common refresh-token rotation in one statement, where the database can run one that
+    /// writes twice (PostgreSQL: one round trip instead of a transaction's six): takes `tokenHash`
+    /// if it is `clientID`'s, unused and unexpired, its grant live and of no Native SSO device
+    /// session, and its user enabled; records `successor` in its family, dated by `clock` once the
+    /// statement has its connection; returns the grant and its user. Nil when the database can't,
+    /// or when nothing was taken: then ``TokenFamilies`` runs the whole rotation in a transaction,
+    /// which answers every other case (reuse, a retry, a refusal) as before, having changed nothing.
+    func rotateRefreshTokenAtOnce(tokenHash: String, clientID: String, successor: PendingRefreshToken,
+                                  clock: WallClock) async throws -> (grant: Grant, user: User)?
 }
 
 /// Every store the provider's services use: what the wiring hands them (the SQL store, on
