@@ -95,6 +95,8 @@ public final class SQLiteDatabase: TransactionalDatabase {
     let sql: any SQLDatabase
     let lock = AsyncLock()
     let thread: DatabaseThread
+    /// A database file's checkpoints, off the connection (none for a database in memory).
+    private let checkpointer = NIOLockedValueBox<WALCheckpointer?>(nil)
 
     public static func open(_ location: DatabaseLocation, logger: Logger) async throws -> SQLiteDatabase {
         let path: String
@@ -127,6 +129,10 @@ public final class SQLiteDatabase: TransactionalDatabase {
             }
             if case .sqliteFile(let file) = location {
                 chmod(file, 0o600)
+                // Checkpoints move to a connection of their own (WALCheckpointer).
+                let checkpointer = try WALCheckpointer(path: file, logger: logger)
+                database.checkpointer.withLockedValue { $0 = checkpointer }
+                try await database.withDatabase { db in try await db.raw("PRAGMA wal_autocheckpoint = 0").run() }
             }
         } catch {
             try? await database.close()
@@ -160,6 +166,9 @@ public final class SQLiteDatabase: TransactionalDatabase {
     }
 
     public func close() async throws {
+        if let checkpointer = checkpointer.withLockedValue({ current in defer { current = nil }; return current }) {
+            await checkpointer.stop()
+        }
         let first = await lock.withLock { () -> Bool in
             let open = !handle.isClosed
             handle.close()

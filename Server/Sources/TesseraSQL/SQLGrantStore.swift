@@ -222,20 +222,24 @@ extension SQLStore: Housekeeping {
     }
 
     /// Rows deleted per transaction from the tables that grow with the users (grants, refresh
-    /// tokens, sessions, codes, revoked access tokens): a purge of millions of expired rows is
-    /// thousands of short transactions (a few milliseconds each), between which the requests go
-    /// on, not one that holds SQLite's only connection (or PostgreSQL's locks) for minutes.
+    /// tokens, sessions, codes, revoked access tokens), to begin with: a purge of millions of
+    /// expired rows is thousands of short transactions, between which the requests go on, not one
+    /// that holds SQLite's only connection (or PostgreSQL's locks) for minutes.
     static let purgeBatch = 250
-    /// After each batch the purge waits this many times as long as the batch took, so that it
-    /// takes at most a quarter of the database's time: 2 M expired rows are gone in about ten
-    /// minutes of an hour's turn, and a request meets at most one batch. (With 1,000 rows a
-    /// batch and no pause, a refresh load on a database of 10 M grants fell from 1,821 to 146
-    /// requests a second while the purge ran, its p99 from 13 to 115 ms.)
-    static let purgePause = 3
+    /// How long one batch may hold the database: the batch shrinks (to 10 rows at least) while
+    /// it takes longer and grows back (to ``purgeBatch`` at most) while it takes less than half,
+    /// so a request that meets the purge waits about this long, however large and cold the
+    /// tables are. (With 1,000 rows a batch, a refresh load on a database of 10 M grants fell
+    /// from 1,821 to 146 requests a second while the purge ran, its p99 from 13 to 115 ms.)
+    static let purgeBatchTime = Duration.milliseconds(2)
+    /// After each batch the purge waits this many times as long as the batch took: it takes at
+    /// most a fifth of the database's time (2 M expired rows in about a quarter of an hour).
+    static let purgePause = 4
 
-    /// ``purgeExpired(now:keepFor:)`` with `batch` rows per transaction of the large tables.
+    /// ``purgeExpired(now:keepFor:)`` with at most `batch` rows per transaction of the large tables.
     func purgeExpired(now: Int64, keepFor: Int64, batch: Int) async throws {
         let horizon = now - keepFor
+        var size = batch
         // Refresh tokens before their grants (a grant's deletion cascades to its tokens: deleting
         // them first keeps each of the grants' batches small).
         for (table, key, bound) in [("refresh_tokens", "token_hash", horizon), ("grants", "id", horizon),
@@ -243,9 +247,14 @@ extension SQLStore: Housekeeping {
                                     ("revoked_access_tokens", "jti", now)] {
             while true {
                 let started = ContinuousClock.now
-                guard try await deleteExpired(from: table, key: key, before: bound, limit: batch) == batch else { break }
-                let pause = max((ContinuousClock.now - started) * Self.purgePause, .milliseconds(2))
-                try? await Task.sleep(for: pause)
+                guard try await deleteExpired(from: table, key: key, before: bound, limit: size) == size else { break }
+                let took = ContinuousClock.now - started
+                if took > Self.purgeBatchTime {
+                    size = max(size / 2, min(10, batch))
+                } else if took < Self.purgeBatchTime / 2 {
+                    size = min(size + size / 4 + 1, batch)
+                }
+                try? await Task.sleep(for: max(took * Self.purgePause, .milliseconds(2)))
                 if Task.isCancelled { return }
             }
         }

@@ -128,7 +128,7 @@ public final class Services: Sendable {
         flows = AccountFlows(settings: configuration.nativeAuth, enumerationProtection: configuration.enumerationProtection, store: store,
                              hasher: passwords, policy: PasswordPolicy(), passwordSignIn: passwordSignIn, secondFactors: secondFactors,
                              limits: workLimits,
-                             mail: FlowMail(mailer: mailer, templates: mailTemplates, issuerHost: URLComponents(string: issuer)?.host ?? issuer),
+                             mail: FlowMail(mailer: mailer, templates: mailTemplates, issuerHost: configuration.issuerHost ?? issuer),
                              audit: audit, clock: clock, logger: logger)
         emailLinks = EmailLinks(lifetime: configuration.emailLinkLifetime, issuer: issuer, store: store, limits: flows.mailLimits,
                                 mail: flows.mail, audit: audit, clock: clock, logger: logger)

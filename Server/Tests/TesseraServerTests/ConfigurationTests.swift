@@ -26,6 +26,20 @@ struct ConfigurationTests {
         #expect(!configuration.secureCookies)
     }
 
+    @Test("the issuer's origin, host and passkey relying party, for names, ports and IP addresses")
+    func issuerOriginAndHost() throws {
+        for (issuer, origin, host) in [("https://login.example.com", "https://login.example.com", "login.example.com"),
+                                       ("https://Login.Example.com:8443/tenant", "https://Login.Example.com:8443", "Login.Example.com"),
+                                       ("http://127.0.0.1:8080", "http://127.0.0.1:8080", "127.0.0.1"),
+                                       ("http://[::1]:8080", "http://[::1]:8080", "::1"),
+                                       ("https://xn--bcher-kva.example", "https://xn--bcher-kva.example", "xn--bcher-kva.example")] {
+            let configuration = try ConfigurationLoader(flags: ["issuer": issuer], environment: [:]).configuration()
+            #expect(configuration.issuerOrigin == origin)
+            #expect(configuration.issuerHost == host)
+            #expect(configuration.passkeyRPID == host.lowercased())
+        }
+    }
+
     @Test("flags beat the environment, which beats the config file")
     func precedence() throws {
         let path = try file(#"{"port": 9000, "issuer": "https://file.example", "smtp_url": "smtp://file", "dev": true}"#)

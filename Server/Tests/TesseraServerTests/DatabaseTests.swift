@@ -253,6 +253,39 @@ struct SQLiteFileTests {
         try await cli.close()
         try await server.close()
     }
+
+    @Test("the server's connection never checkpoints: a connection of its own copies the log soon after, and empties it at close")
+    func checkpointsOffTheConnection() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("wal.sqlite").path
+        let database = try await SQLiteDatabase.open(.sqliteFile(path), logger: Logger(label: "test"))
+        let autocheckpoint = try await database.withDatabase { db in
+            try await db.raw("PRAGMA wal_autocheckpoint").first()?.decode(column: "wal_autocheckpoint", as: Int.self)
+        }
+        #expect(autocheckpoint == 0)
+        // 2,000 pages in the log: SQLite's own connection would have checkpointed at 1,000.
+        try await database.withDatabase { db in try await db.raw("CREATE TABLE pages (v BLOB)").run() }
+        for _ in 0..<20 {
+            try await database.transaction { db in
+                for _ in 0..<100 { try await db.raw("INSERT INTO pages VALUES (randomblob(4000))").run() }
+            }
+        }
+        // The database file grows only when a checkpoint copies pages into it.
+        func fileSize(_ file: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int) ?? 0 }
+        var copied = false
+        for _ in 0..<40 where !copied {
+            try await Task.sleep(for: .milliseconds(100))
+            copied = fileSize(path) > 2000 * 4000
+        }
+        #expect(copied, "the checkpointer copied the log into the database file within 4 s")
+        try await database.close()
+        #expect(fileSize(path + "-wal") == 0, "the log is emptied (or gone) at close")
+        let reopened = try await SQLiteDatabase.open(.sqliteFile(path), logger: Logger(label: "test"))
+        let rows = try await reopened.withDatabase { db in try await db.raw("SELECT count(*) AS n FROM pages").first()?.decode(column: "n", as: Int.self) }
+        #expect(rows == 2000)
+        try await reopened.close()
+    }
 }
 
 /// Set once, read from any task.

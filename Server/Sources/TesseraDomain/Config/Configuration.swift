@@ -99,13 +99,21 @@ public struct ServerConfiguration: Sendable {
 
     /// The issuer's origin: `scheme://host[:port]`.
     public var issuerOrigin: String {
-        guard let url = URLComponents(string: issuerURL), let scheme = url.scheme, let host = url.host else { return issuerURL }
+        guard let url = URL(string: issuerURL), let scheme = url.scheme, let host = issuerHost else { return issuerURL }
         return "\(scheme)://\(host.contains(":") ? "[\(host)]" : host)" + (url.port.map { ":\($0)" } ?? "")
     }
 
     /// The relying party ID passkeys are made for.
     public var passkeyRPID: String {
-        passkeyRelyingPartyID ?? URLComponents(string: issuerURL)?.host?.lowercased() ?? "localhost"
+        passkeyRelyingPartyID ?? issuerHost?.lowercased() ?? "localhost"
+    }
+
+    /// The issuer's host as written (an IPv6 address without its brackets). Read with `URL`, not
+    /// `URLComponents`, whose `host` decodes IDNA through ICU: that alone loaded 1.3 MB of ICU
+    /// into every server at start, for a host that must be ASCII in an origin anyway.
+    public var issuerHost: String? {
+        guard let host = URL(string: issuerURL)?.host(percentEncoded: false), !host.isEmpty else { return nil }
+        return host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
     }
 
     /// The issuer URL, without a trailing slash.
