@@ -12,6 +12,13 @@ struct Tessera: AsyncParsableCommand {
         commandName: "tessera",
         abstract: "Tessera: a self-hosted OpenID Connect provider.",
         subcommands: [Serve.self, Clients.self, Users.self, Keys.self, AuditCommand.self, SettingsCommand.self, Login.self])
+
+    static func main() async {
+        // The server's tasks run on its event loops (Node.runTasksOnEventLoops): set before any
+        // task of the command's is made. The admin commands keep Swift's pool.
+        if CommandLine.arguments.dropFirst().first == "serve" { Node.runTasksOnEventLoops() }
+        await main(nil)
+    }
 }
 
 /// Options every command shares: where the data is.

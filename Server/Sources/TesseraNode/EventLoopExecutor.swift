@@ -1,0 +1,24 @@
+import Foundation
+import NIOCore
+import NIOPosix
+
+extension Node {
+    /// Runs Swift concurrency's tasks on the server's event loops (NIO's singleton group, which the
+    /// HTTP server and the PostgreSQL driver already use) instead of a pool of threads of its own.
+    ///
+    /// A request's handler is an async task: by default the connection's bytes arrive on an event
+    /// loop thread, the router runs on a thread of the concurrency pool, and the answer goes back
+    /// to the event loop — two wake-ups of another thread per request, and on a machine with few
+    /// cores, four busy threads taking turns on two. With the event loops as the global executor a
+    /// task enqueued from an event loop stays on it, so a request is read, answered and written on
+    /// one thread. What must not block a loop already has threads of its own: password hashing
+    /// (`NIOHashingThreads`) and SQLite (`DatabaseThread`).
+    ///
+    /// Call it first thing, before any task runs (`serve` does). `TESSERA_EXECUTOR=pool` keeps
+    /// Swift's own pool. True when the event loops took over.
+    @discardableResult
+    public static func runTasksOnEventLoops() -> Bool {
+        if ProcessInfo.processInfo.environment["TESSERA_EXECUTOR"]?.lowercased() == "pool" { return false }
+        return NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+    }
+}
