@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
@@ -19,6 +20,29 @@ extension Node {
     @discardableResult
     public static func runTasksOnEventLoops() -> Bool {
         if ProcessInfo.processInfo.environment["TESSERA_EXECUTOR"]?.lowercased() == "pool" { return false }
-        return NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        let installed = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        tasksOnEventLoops.withLockedValue { $0 = installed }
+        return installed
+    }
+
+    /// Whether ``runTasksOnEventLoops()`` took over: then each request's task is kept on its
+    /// connection's loop (``EventLoopTaskExecutor``).
+    static var tasksRunOnEventLoops: Bool { tasksOnEventLoops.withLockedValue { $0 } }
+    private static let tasksOnEventLoops = NIOLockedValueBox(false)
+}
+
+/// An event loop as the executor a task prefers: the jobs of a request's task run on its
+/// connection's loop, whatever the task awaited in between (a nested preference, such as
+/// SQLite's thread, still wins inside its scope).
+final class EventLoopTaskExecutor: TaskExecutor {
+    let loop: any EventLoop
+
+    init(_ loop: any EventLoop) {
+        self.loop = loop
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }

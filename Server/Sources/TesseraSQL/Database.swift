@@ -99,6 +99,12 @@ public final class SQLiteDatabase: TransactionalDatabase {
     private let checkpointer = NIOLockedValueBox<WALCheckpointer?>(nil)
 
     public static func open(_ location: DatabaseLocation, logger: Logger) async throws -> SQLiteDatabase {
+        try await open(location, checkpointRestartPages: WALCheckpointer.restartPages, logger: logger)
+    }
+
+    /// Opens the database at `location`; a file's write-ahead log is restarted once it holds
+    /// `checkpointRestartPages` (``WALCheckpointer``).
+    static func open(_ location: DatabaseLocation, checkpointRestartPages: Int64, logger: Logger) async throws -> SQLiteDatabase {
         let path: String
         switch location {
         case .sqliteMemory:
@@ -130,7 +136,7 @@ public final class SQLiteDatabase: TransactionalDatabase {
             if case .sqliteFile(let file) = location {
                 chmod(file, 0o600)
                 // Checkpoints move to a connection of their own (WALCheckpointer).
-                let checkpointer = try WALCheckpointer(path: file, logger: logger)
+                let checkpointer = try WALCheckpointer(path: file, restartPages: checkpointRestartPages, logger: logger)
                 database.checkpointer.withLockedValue { $0 = checkpointer }
                 try await database.withDatabase { db in try await db.raw("PRAGMA wal_autocheckpoint = 0").run() }
             }

@@ -286,6 +286,28 @@ struct SQLiteFileTests {
         #expect(rows == 2000)
         try await reopened.close()
     }
+
+    @Test("under writes that never pause, the log is restarted once it holds the restart size: it doesn't grow without end")
+    func logRestartsUnderSteadyWrites() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("steady.sqlite").path
+        // Restart from 256 pages (1 MB); write 48 MB in small transactions, a millisecond's pause
+        // every 20 (a busy server's refreshes, much faster), none waiting for the checkpoints.
+        let database = try await SQLiteDatabase.open(.sqliteFile(path), checkpointRestartPages: 256, logger: Logger(label: "test"))
+        try await database.withDatabase { db in try await db.raw("CREATE TABLE pages (v BLOB)").run() }
+        var largest = 0
+        for round in 0..<1200 {
+            try await database.transaction { db in
+                for _ in 0..<10 { try await db.raw("INSERT INTO pages VALUES (randomblob(4000))").run() }
+            }
+            largest = max(largest, ((try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? Int) ?? 0)
+            if round % 20 == 19 { try await Task.sleep(for: .milliseconds(1)) }
+        }
+        // Without restarts the log would hold all 48 MB; with them, what is written between two rounds.
+        #expect(largest < 16_000_000, "the log reached \(largest) bytes")
+        try await database.close()
+    }
 }
 
 /// Set once, read from any task.

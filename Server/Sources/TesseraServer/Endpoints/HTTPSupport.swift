@@ -11,10 +11,13 @@ import TesseraDomain
 public struct TesseraRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public var clientAddress: IPAddress?
+    /// The event loop of the request's connection.
+    public let eventLoop: any EventLoop
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         clientAddress = source.channel.remoteAddress?.ipAddress.flatMap { IPAddress($0) }
+        eventLoop = source.channel.eventLoop
     }
 
     /// What the client's requests are counted under: its IPv4 address, or its IPv6 /64.
