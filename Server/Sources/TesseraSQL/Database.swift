@@ -136,9 +136,11 @@ public final class SQLiteDatabase: TransactionalDatabase {
             if case .sqliteFile(let file) = location {
                 chmod(file, 0o600)
                 // Checkpoints move to a connection of their own (WALCheckpointer).
-                let checkpointer = try WALCheckpointer(path: file, restartPages: checkpointRestartPages, logger: logger)
+                let checkpointer = try WALCheckpointer(path: file, logger: logger)
                 database.checkpointer.withLockedValue { $0 = checkpointer }
-                try await database.withDatabase { db in try await db.raw("PRAGMA wal_autocheckpoint = 0").run() }
+                try await database.withDatabase { db in
+                    try await db.raw("PRAGMA wal_autocheckpoint = \(unsafeRaw: String(checkpointRestartPages))").run()
+                }
             }
         } catch {
             try? await database.close()
