@@ -10,9 +10,8 @@ import TesseraSQLite
 /// pages: every hundred-odd refreshes, one of them also wrote a thousand pages into the database
 /// file and waited for its `fsync`, holding the server's only connection — the p99 of every
 /// writing load, and most of the stall a purge of millions of rows caused. The copying is now
-/// this connection's: it runs a `PASSIVE`
-/// checkpoint, which takes no lock a writer waits for, every ``busyInterval`` while the log has
-/// pages to copy and every ``idleInterval`` otherwise.
+/// this connection's: it runs a `PASSIVE` checkpoint, which takes no lock a writer waits for,
+/// every ``busyInterval`` while the log has pages to copy and every ``idleInterval`` otherwise.
 ///
 /// The log starts again from its beginning only at a write that finds all of it copied, which a
 /// steady stream of writes never does: a `PASSIVE` round is always a few commits behind (a

@@ -96,13 +96,12 @@ public struct TokenIssuer: Sendable {
 
     /// A new refresh token and the record that stores its hash.
     func refreshToken(grantID: String, clientID: String, notAfter: Int64) -> (token: String, record: RefreshTokenRecord) {
-        let token = SecureRandom.token()
-        let expiresAt = min(clock.now() + refreshTokenLifetime, notAfter)
-        return (token, RefreshTokenRecord(tokenHash: tokenHash(token), grantID: grantID, clientID: clientID, expiresAt: expiresAt))
+        let made = pendingRefreshToken()
+        return (made.token, made.pending.record(grantID: grantID, clientID: clientID, rotatedAt: clock.now(), notAfter: notAfter))
     }
 
-    /// A refresh token for a rotation in one statement, made before its grant is read (its
-    /// expiry is settled by the statement: the lifetime from the rotation, capped by the grant's).
+    /// A refresh token for a rotation, made before its grant is read (its expiry is settled at
+    /// the rotation: the lifetime from then, capped by the grant's).
     func pendingRefreshToken() -> (token: String, pending: PendingRefreshToken) {
         let token = SecureRandom.token()
         return (token, PendingRefreshToken(tokenHash: tokenHash(token), lifetime: refreshTokenLifetime))

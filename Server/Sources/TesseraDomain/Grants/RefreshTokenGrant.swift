@@ -30,18 +30,18 @@ public struct RefreshTokenGrant: TokenGrant {
         let requested = parameters["scope"].map { ScopeSet(parsing: $0) }
         let issuer = tokens.issuer
         let presented = tokenHash(token)
+        // The successor is made once, whichever way the rotation goes.
+        let successor = issuer.pendingRefreshToken()
         // A request that narrows no scope needs nothing the statement can't read: on PostgreSQL
         // the rotation is then one round trip. Anything else, and every token that isn't simply
         // live, takes the transaction below.
-        if requested == nil {
-            let successor = issuer.pendingRefreshToken()
-            if let (grant, user) = try await families.rotateAtOnce(tokenHash: presented, clientID: client.id,
-                                                                   successor: successor.pending, clock: clock) {
-                return try tokens.response(grant: grant, user: user, client: client, scope: grant.scope, nonce: nil,
-                                           refreshToken: successor.token)
-            }
+        if requested == nil,
+           let (grant, user) = try await families.rotateAtOnce(tokenHash: presented, clientID: client.id,
+                                                              successor: successor.pending, clock: clock) {
+            return try tokens.response(grant: grant, user: user, client: client, scope: grant.scope, nonce: nil,
+                                       refreshToken: successor.token)
         }
-        let deviceSessions = deviceSessions
+        let deviceSessions = deviceSessions, clock = clock
         // Everything the answer needs is read in the rotation's transaction (UserGrantTokens.account).
         let minted = NIOLockedValueBox<Minted?>(nil)
         let outcome = try await families.rotate(tokenHash: presented, clientID: client.id, clock: clock,
@@ -50,9 +50,8 @@ public struct RefreshTokenGrant: TokenGrant {
             do { scope = try ScopePolicy.refresh(requested, granted: grant.scope) } catch let refusal as ScopeRefusal { throw refusal.oauthError }
             let user = try await UserGrantTokens.account(grant.userID, in: tx)
             let dsHash = try await deviceSessions?.dsHash(of: grant, in: tx)
-            let successor = issuer.refreshToken(grantID: grant.id, clientID: client.id, notAfter: grant.expiresAt)
             minted.withLockedValue { $0 = Minted(token: successor.token, scope: scope, user: user, dsHash: dsHash) }
-            return successor.record
+            return successor.pending.record(grantID: grant.id, clientID: client.id, rotatedAt: clock.now(), notAfter: grant.expiresAt)
         }
         switch outcome {
         case .rotated(let grant):

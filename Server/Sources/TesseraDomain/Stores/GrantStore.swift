@@ -27,6 +27,11 @@ public struct PendingRefreshToken: Sendable {
         self.tokenHash = tokenHash
         self.lifetime = lifetime
     }
+
+    /// The record of it as the successor in `grantID`'s family, rotated at `rotatedAt`.
+    package func record(grantID: String, clientID: String, rotatedAt: Int64, notAfter: Int64) -> RefreshTokenRecord {
+        RefreshTokenRecord(tokenHash: tokenHash, grantID: grantID, clientID: clientID, expiresAt: min(rotatedAt + lifetime, notAfter))
+    }
 }
 
 public enum CodeRedemption: Sendable, Equatable {
