@@ -37,7 +37,8 @@ package final class PublicDocuments: Sendable {
         let metrics: Bool
     }
 
-    private let state = NIOLockedValueBox<(documents: [String: Document], settings: Settings)?>(nil)
+    /// Keyed by `Substring`, so a request's path is looked up without being copied.
+    private let state = NIOLockedValueBox<(documents: [Substring: Document], settings: Settings)?>(nil)
 
     package init() {}
 
@@ -48,11 +49,11 @@ package final class PublicDocuments: Sendable {
         guard services.logger.logLevel > .debug else { return }
         let discovery = try DiscoveryEndpoint(services: services).document
         let keys = services.keys
-        var documents: [String: Document] = [:]
+        var documents: [Substring: Document] = [:]
         for path in DiscoveryEndpoint.discoveryPaths {
-            documents[path] = Document(route: path, contentType: "application/json", body: { discovery })
+            documents[Substring(path)] = Document(route: path, contentType: "application/json", body: { discovery })
         }
-        documents[Endpoint.jwks.path] = Document(route: Endpoint.jwks.path, contentType: DiscoveryEndpoint.jwksContentType,
+        documents[Substring(Endpoint.jwks.path)] = Document(route: Endpoint.jwks.path, contentType: DiscoveryEndpoint.jwksContentType,
                                                  body: { try keys.jwksDocument })
         let settings = Settings(strictTransportSecurity: services.configuration.secureCookies,
                                 metrics: services.configuration.metricsPort != nil)
@@ -62,7 +63,7 @@ package final class PublicDocuments: Sendable {
     /// The document published at `path`, and the settings of the answer; nil when none is.
     func document(at path: Substring) -> (Document, Settings)? {
         state.withLockedValue { state in
-            guard let state, let document = state.documents[String(path)] else { return nil }
+            guard let state, let document = state.documents[path] else { return nil }
             return (document, state.settings)
         }
     }
@@ -157,8 +158,8 @@ final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler
               request.headerFields[.contentLength].map({ $0 == "0" }) ?? true,
               request.headerFields[.transferEncoding] == nil,
               !(request.headerFields[values: .connection].contains { $0.lowercased().contains("close") }) else { return nil }
-        let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        return documents.document(at: path)
+        // The path before any query (found, not split: a split makes an array per request).
+        return documents.document(at: target[..<(target.firstIndex(of: "?") ?? target.endIndex)])
     }
 
     private func answer(context: ChannelHandlerContext, document: PublicDocuments.Document, settings: PublicDocuments.Settings,
