@@ -157,6 +157,10 @@ final class RequestPartsWatcher: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundIn = HTTPResponsePart
     typealias OutboundOut = HTTPResponsePart
     let deadlines: RequestDeadlines
+    /// Whether the answer being written began with a head. One that doesn't is an answer already
+    /// encoded (``PublicDocumentHandler``): its body parts go to the socket as they are, past the
+    /// HTTP codec, and its end no further than here.
+    private var answerHasHead = false
 
     init(deadlines: RequestDeadlines) { self.deadlines = deadlines }
 
@@ -175,13 +179,29 @@ final class RequestPartsWatcher: ChannelDuplexHandler, RemovableChannelHandler {
     /// The answer is out (even one sent before the whole request arrived): the connection is
     /// between requests again, under the idle timeout.
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) {
+        switch unwrapOutboundIn(data) {
+        case .head:
+            answerHasHead = true
+        case .body(let bytes):
+            guard !answerHasHead else { break }
+            if let front = deadlines.front {
+                front.write(NIOAny(bytes), promise: promise)
+            } else {
+                promise?.fail(ChannelError.ioOnClosedChannel)
+            }
+            return
+        case .end:
             // Between requests again: the idle timeout (Hummingbird's) applies. Bytes of the next
             // request already read started its head deadline.
             if deadlines.phase != .readingHead {
                 deadlines.phase = .idle
                 deadlines.cancel()
             }
+            guard answerHasHead else {
+                promise?.succeed(())
+                return
+            }
+            answerHasHead = false
         }
         context.write(data, promise: promise)
     }

@@ -96,9 +96,10 @@ final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler
     private var pending = CircularBuffer<Pending>(initialCapacity: 2)
     /// Whether the request being read goes to the router (its body and end follow it there).
     private var forwarding = false
-    /// Per route, the last bytes answered and what was made of them (the body, and the header
-    /// fields every answer of it has), so an unchanged document is neither copied nor described again.
-    private var cached: [String: (data: Data, body: ByteBuffer, fields: HTTPFields)] = [:]
+    /// Per route, the last bytes answered and what was made of them (the body, and the status
+    /// line with the header fields every answer of it has, encoded), so an unchanged document is
+    /// neither copied nor described again.
+    private var cached: [String: (data: Data, body: ByteBuffer, head: ByteBuffer)] = [:]
     private var date = HTTPDate()
     /// This connection's request ids: a random prefix, then a count (an id is unique, not secret).
     private var requestIDs = RequestIDs()
@@ -171,21 +172,21 @@ final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler
         do { data = try document.body() } catch {
             // No keys loaded (cannot happen once the provider serves): the router's answer, a 500.
             let body = ByteBuffer(string: #"{"error":"server_error"}"#)
-            let fields = Self.fields(status: .internalServerError, contentType: "application/json", length: body.readableBytes,
-                                     settings: settings)
-            write(context: context, status: .internalServerError, fields: fields, body: body, requestID: requestID)
+            let head = Self.head(status: .internalServerError, contentType: "application/json", length: body.readableBytes,
+                                 settings: settings)
+            write(context: context, head: head, body: body, requestID: requestID)
             record(document, status: .internalServerError, settings: settings, started: started)
             return
         }
-        let made: (data: Data, body: ByteBuffer, fields: HTTPFields)
+        let made: (data: Data, body: ByteBuffer, head: ByteBuffer)
         if let known = cached[document.route], Self.same(known.data, data) {
             made = known
         } else {
             made = (data, ByteBuffer(data: data),
-                    Self.fields(status: .ok, contentType: document.contentType, length: data.count, settings: settings))
+                    Self.head(status: .ok, contentType: document.contentType, length: data.count, settings: settings))
             cached[document.route] = made
         }
-        write(context: context, status: .ok, fields: made.fields, body: made.body, requestID: requestID)
+        write(context: context, head: made.head, body: made.body, requestID: requestID)
         record(document, status: .ok, settings: settings, started: started)
     }
 
@@ -195,6 +196,16 @@ final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler
         guard first.count == second.count else { return false }
         let shared = first.withUnsafeBytes { a in second.withUnsafeBytes { b in a.baseAddress == b.baseAddress } }
         return shared || first == second
+    }
+
+    /// The status line and the header fields every answer of a document has, as HTTP/1.1 sends
+    /// them (what Hummingbird's codec would make of the same answer), up to the request id.
+    private static func head(status: HTTPResponse.Status, contentType: String, length: Int, settings: PublicDocuments.Settings) -> ByteBuffer {
+        var head = ByteBuffer(string: "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n")
+        for field in fields(status: status, contentType: contentType, length: length, settings: settings) {
+            head.writeString("\(field.name.rawName): \(field.value)\r\n")
+        }
+        return head
     }
 
     /// The header fields of every answer of a document: the router's, with the security headers.
@@ -211,12 +222,17 @@ final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler
         return fields
     }
 
-    /// The head (with the request id and the date), the body and the end, flushed once.
-    private func write(context: ChannelHandlerContext, status: HTTPResponse.Status, fields: HTTPFields, body: ByteBuffer, requestID: String) {
-        var fields = fields
-        fields[.xRequestID] = requestID
-        fields[.date] = date.now()
-        context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: fields))), promise: nil)
+    /// The answer as bytes — `head` with the request id and the date, then the body — written as
+    /// body parts without a head, and the end, flushed once. ``RequestPartsWatcher``, in front of
+    /// the HTTP codec, sends such an answer to the socket as it is: it is neither converted to
+    /// NIO's types nor encoded again (a tenth of the work of answering). The connection's state
+    /// handler, between here and there, sees its end as any other answer's.
+    private func write(context: ChannelHandlerContext, head: ByteBuffer, body: ByteBuffer, requestID: String) {
+        let date = date.now()
+        var bytes = context.channel.allocator.buffer(capacity: head.readableBytes + requestID.utf8.count + date.utf8.count + 32)
+        bytes.writeImmutableBuffer(head)
+        bytes.writeString("\(HTTPField.Name.xRequestID.rawName): \(requestID)\r\n\(HTTPField.Name.date.rawName): \(date)\r\n\r\n")
+        context.write(wrapOutboundOut(.body(bytes)), promise: nil)
         context.write(wrapOutboundOut(.body(body)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }

@@ -114,6 +114,21 @@ struct PublicDocumentsTests {
         }
     }
 
+    @Test("answers written as bytes end their requests: a connection that asks only for documents is closed once idle")
+    func idleAfterDocuments() async throws {
+        try await withServedProvider(configure: { $0.connectionLimits.idleTimeout = 1 }) { _, port in
+            try await withRawConnection(port: port) { connection in
+                try await connection.send(Self.get("/jwks.json") + Self.get("/.well-known/openid-configuration"))
+                // Were an answer's end not seen by the connection's state, the request would stay
+                // in progress and the idle timeout would never close the connection.
+                let (text, after) = try await connection.readUntilClosed(within: .seconds(10))
+                let answers = try RawAnswer.parse(text)
+                #expect(answers.map(\.status) == ["HTTP/1.1 200 OK", "HTTP/1.1 200 OK"] && after >= .milliseconds(900))
+                #expect(answers[1].body.contains("\"jwks_uri\""))
+            }
+        }
+    }
+
     @Test("a rotation reaches the JWKS at once; HSTS with an https issuer; requests with a body go to the router")
     func rotationAndHeaders() async throws {
         try await withServedProvider(configure: { $0.issuer = "https://id.example" }) { provider, port in
