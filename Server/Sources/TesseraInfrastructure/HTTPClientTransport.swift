@@ -48,7 +48,9 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }()
 
-    let client: HTTPClient
+    /// The client given; nil for the shared ones, which are then made at the first request, not
+    /// at start (an idle server that never federates doesn't hold their 0.4 MB).
+    let client: HTTPClient?
     /// Seconds before a request without a complete answer (head and body) fails.
     public var timeout: TimeInterval
     /// The largest answer body accepted, in bytes; a larger one fails the request.
@@ -56,9 +58,10 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
     /// Sent as `User-Agent` unless the request has one (some providers refuse requests without).
     public var userAgent: String
 
-    /// A transport over `client` (by default ``sharedClient``), failing requests not answered in
-    /// full within `timeout` seconds or with a body over `maxBodySize` bytes.
-    public init(client: HTTPClient = AsyncHTTPClientTransport.sharedClient, timeout: TimeInterval = 30,
+    /// A transport over `client` (by default ``sharedClient``, or ``sharedNonRedirectingClient`` for
+    /// a request that doesn't follow redirects), failing requests not answered in full within
+    /// `timeout` seconds or with a body over `maxBodySize` bytes.
+    public init(client: HTTPClient? = nil, timeout: TimeInterval = 30,
                 maxBodySize: Int = AsyncHTTPClientTransport.defaultMaxBodySize, userAgent: String = "Tessera") {
         self.client = client
         self.timeout = timeout
@@ -108,7 +111,7 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         for (name, value) in request.headers { outgoing.headers.replaceOrAdd(name: name, value: value) }
         if !outgoing.headers.contains(name: "User-Agent") { outgoing.headers.add(name: "User-Agent", value: userAgent) }
         if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
-        let executor = request.followsRedirects || client !== Self.sharedClient ? client : Self.sharedNonRedirectingClient
+        let executor = client ?? (request.followsRedirects ? Self.sharedClient : Self.sharedNonRedirectingClient)
         let response = try await executor.execute(outgoing, deadline: deadline)
         // Throws NIOTooManyBytesError at once when Content-Length is over the limit, else once
         // more than the limit arrived.
