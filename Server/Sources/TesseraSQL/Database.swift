@@ -103,8 +103,10 @@ public final class SQLiteDatabase: TransactionalDatabase {
     }
 
     /// Opens the database at `location`; a file's write-ahead log is restarted once it holds
-    /// `checkpointRestartPages` (``WALCheckpointer``).
-    static func open(_ location: DatabaseLocation, checkpointRestartPages: Int64, logger: Logger) async throws -> SQLiteDatabase {
+    /// `cycleEndPages` (by default half of `checkpointRestartPages`), and by SQLite's own
+    /// checkpoint in the server's connection at `checkpointRestartPages` (``WALCheckpointer``).
+    static func open(_ location: DatabaseLocation, checkpointRestartPages: Int64, cycleEndPages: Int64? = nil,
+                     logger: Logger) async throws -> SQLiteDatabase {
         let path: String
         switch location {
         case .sqliteMemory:
@@ -136,7 +138,10 @@ public final class SQLiteDatabase: TransactionalDatabase {
             if case .sqliteFile(let file) = location {
                 chmod(file, 0o600)
                 // Checkpoints move to a connection of their own (WALCheckpointer).
-                let checkpointer = try WALCheckpointer(path: file, logger: logger)
+                let lock = database.lock
+                let checkpointer = try WALCheckpointer(path: file, cycleEndPages: cycleEndPages ?? checkpointRestartPages / 2,
+                                                       exclusively: { body in try await lock.withLock { try await body() } },
+                                                       logger: logger)
                 database.checkpointer.withLockedValue { $0 = checkpointer }
                 try await database.withDatabase { db in
                     try await db.raw("PRAGMA wal_autocheckpoint = \(unsafeRaw: String(checkpointRestartPages))").run()

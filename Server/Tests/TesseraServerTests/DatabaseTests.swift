@@ -292,9 +292,17 @@ struct SQLiteFileTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("steady.sqlite").path
-        // Restart from 256 pages (1 MB); write 48 MB in small transactions, a millisecond's pause
-        // every 20 (a busy server's refreshes, much faster), none waiting for the checkpoints.
+        // Restart from 256 pages (1 MB): the checkpointer ends the cycles from 128.
         let database = try await SQLiteDatabase.open(.sqliteFile(path), checkpointRestartPages: 256, logger: Logger(label: "test"))
+        let largest = try await Self.largestLog(writing48MBTo: database, at: path)
+        // Without restarts the log would hold all 48 MB; with them, what is written between two rounds.
+        #expect(largest < 16_000_000, "the log reached \(largest) bytes")
+        try await database.close()
+    }
+
+    /// Writes 48 MB in small transactions, a millisecond's pause every 20 (a busy server's
+    /// refreshes, much faster), none waiting for the checkpoints; the largest the log grew.
+    static func largestLog(writing48MBTo database: SQLiteDatabase, at path: String) async throws -> Int {
         try await database.withDatabase { db in try await db.raw("CREATE TABLE pages (v BLOB)").run() }
         var largest = 0
         for round in 0..<1200 {
@@ -304,8 +312,22 @@ struct SQLiteFileTests {
             largest = max(largest, ((try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? Int) ?? 0)
             if round % 20 == 19 { try await Task.sleep(for: .milliseconds(1)) }
         }
-        // Without restarts the log would hold all 48 MB; with them, what is written between two rounds.
+        return largest
+    }
+
+    @Test("the checkpointer ends the log's cycles itself: with SQLite's backstop out of reach, the log still starts over")
+    func checkpointerEndsCycles() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("cycles.sqlite").path
+        // The server's connection would checkpoint only at 4 GB; the checkpointer ends a cycle
+        // from 256 pages (1 MB).
+        let database = try await SQLiteDatabase.open(.sqliteFile(path), checkpointRestartPages: 1 << 20, cycleEndPages: 256,
+                                                     logger: Logger(label: "test"))
+        let largest = try await Self.largestLog(writing48MBTo: database, at: path)
         #expect(largest < 16_000_000, "the log reached \(largest) bytes")
+        let rows = try await database.withDatabase { db in try await db.raw("SELECT count(*) AS n FROM pages").first()?.decode(column: "n", as: Int.self) }
+        #expect(rows == 12_000, "every write is there")
         try await database.close()
     }
 }
