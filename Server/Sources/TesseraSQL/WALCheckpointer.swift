@@ -4,7 +4,6 @@ import Glibc
 import Darwin
 #endif
 import Logging
-import NIOConcurrencyHelpers
 import NIOPosix
 import SQLiteKit
 import TesseraSQLite
@@ -36,6 +35,9 @@ import TesseraSQLite
 /// back through SQLite's busy handler, which sleeps in steps of milliseconds: a p99 of 49 ms.)
 /// At close the whole log is copied and truncated.
 final class WALCheckpointer: Sendable {
+    /// The pages in the log, and how many of them are in the database file.
+    typealias Progress = (log: Int64, copied: Int64)
+
     static let busyInterval = Duration.milliseconds(100)
     static let idleInterval = Duration.seconds(1)
     /// Pages in the log (64 MB of 4 KB pages) at which the server's connection checkpoints the
@@ -52,8 +54,8 @@ final class WALCheckpointer: Sendable {
     /// - Parameters:
     ///   - cycleEndPages: the log's size, in pages, from which a round ends the log's cycle.
     ///   - exclusively: runs its body while the server's connection is idle, and keeps it so.
-    init(path: String, cycleEndPages: Int64 = WALCheckpointer.restartPages / 2,
-         exclusively: @escaping @Sendable (@Sendable () async throws -> Void) async throws -> Void, logger: Logger) throws {
+    init(path: String, cycleEndPages: Int64,
+         exclusively: @escaping @Sendable (@Sendable () async throws -> Progress) async throws -> Progress, logger: Logger) throws {
         let handle = try SQLiteHandle(path: path)
         try handle.execute("PRAGMA busy_timeout = 10000", []) { _, _ in }
         let file = open(path, O_RDONLY | O_CLOEXEC)
@@ -63,19 +65,14 @@ final class WALCheckpointer: Sendable {
         self.pool = pool
         self.file = file
         loop = Task {
-            var previous: (log: Int64, copied: Int64)?, failing = false
+            var previous: Progress?, failing = false
             while !Task.isCancelled {
                 var busy = false
                 do {
                     var now = try await pool.runIfActive { try Self.checkpoint(handle, mode: "PASSIVE") }
                     if now.log >= cycleEndPages {
                         if file >= 0 { try await pool.runIfActive { _ = fsync(file) } }
-                        let last = NIOLockedValueBox(now)
-                        try await exclusively {
-                            let ended = try await pool.runIfActive { try Self.checkpoint(handle, mode: "PASSIVE") }
-                            last.withLockedValue { $0 = ended }
-                        }
-                        now = last.withLockedValue { $0 }
+                        now = try await exclusively { try await pool.runIfActive { try Self.checkpoint(handle, mode: "PASSIVE") } }
                     }
                     // Busy while the log has pages not yet copied, or grew since the last round.
                     busy = now.copied < now.log || previous.map { $0 != now } ?? true
@@ -92,8 +89,8 @@ final class WALCheckpointer: Sendable {
     }
 
     /// Runs a checkpoint: the pages in the log, and how many of them are now in the database file.
-    private static func checkpoint(_ handle: SQLiteHandle, mode: String) throws -> (log: Int64, copied: Int64) {
-        var result: (log: Int64, copied: Int64) = (0, 0)
+    private static func checkpoint(_ handle: SQLiteHandle, mode: String) throws -> Progress {
+        var result: Progress = (0, 0)
         try handle.execute("PRAGMA wal_checkpoint(\(mode))", []) { _, values in
             // busy, pages in the log, pages copied (-1 and -1 when not in WAL mode).
             if values.count == 3, case .integer(let log) = values[1], case .integer(let copied) = values[2] {
