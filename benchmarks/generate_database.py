@@ -17,8 +17,9 @@ What it adds (issue 30: "1 M users and 10 M grants"; docs/performance.md, "The l
 - --users users `user1@example.com` ... `userN@example.com`: UUID ids, verified addresses, a small
   profile, all with one scrypt hash (PHC string at the server's default parameters, ln=15 r=8 p=3)
   of --password, so any of them can sign in;
-- --grants grants, each with one live (unused) refresh token stored as the SHA-256 hex of nothing
-  anyone knows (64 random hex digits; no token value is kept), spread over the clients (weights
+- --grants grants, each with one live (unused) refresh token stored under the key the server
+  gives its tokens (RefreshTokenKey: the second it was made in 8 hex digits, then the SHA-256 hex
+  of a token nobody knows: 64 random hex digits; no token value is kept), spread over the clients (weights
   3:3:2:1) and over the users (skewed: at 10 grants a user the busiest hold ~14 x that, 1 in 11 none), with
   realistic times: a live grant was made in the last 30 days and expires 30 days after (the
   default refresh-token lifetime); an --expired-share of them expired between 1 and 60 days
@@ -384,7 +385,8 @@ class Generator:
                 SELECT id, {client}, {self.user_id('u')}, {scope}, NULL, created_at, 'pwd', sid, created_at,
                     created_at + {REFRESH_TOKEN_LIFETIME} FROM gen_grants""", f"""
                 INSERT INTO refresh_tokens (token_hash, grant_id, client_id, created_at, expires_at)
-                SELECT {t.random_hex(32)}, id, {client}, {token_created}, created_at + {REFRESH_TOKEN_LIFETIME} FROM gen_grants"""]
+                SELECT {t.hex(token_created, 8)} || {t.random_hex(32)}, id, {client}, {token_created},
+                    created_at + {REFRESH_TOKEN_LIFETIME} FROM gen_grants"""]
             if third_party:
                 # One consent per user and third-party client, from its first grant; a later chunk's
                 # grant of the same pair finds it there.

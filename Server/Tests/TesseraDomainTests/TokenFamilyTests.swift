@@ -351,20 +351,70 @@ struct TokenFamilyTests {
         }
     }
 
+    /// The refresh grant over `store` at `now`, and client "web" to present tokens as; `users`
+    /// answers the reads made outside the rotation.
+    func refreshGrant(_ store: SQLStore, now: Int64, users: any UserStore,
+                      reuseInterval: Int64) async throws -> (client: Client, grant: RefreshTokenGrant) {
+        let clock = WallClock { now }
+        guard let client = try await store.client(id: "web") else { throw StoreError.notFound("client web") }
+        let tokens = UserGrantTokens(issuer: try await AuthorizationHarness.tokenIssuer(store, clock: clock), users: users,
+                                     grants: store, clock: clock)
+        return (client, RefreshTokenGrant(families: TokenFamilies(store: store), tokens: tokens, clock: clock, reuseInterval: reuseInterval))
+    }
+
+    @Test("a refresh token starts with the second it was issued: its key is that second in hex and the whole token's hash, so later keys sort after; anything else keys on the hash alone")
+    func refreshTokenKeys() {
+        let early = RefreshTokenKey.token(issuedAt: 0x6A00_00FF), late = RefreshTokenKey.token(issuedAt: 0x6A00_0100)
+        #expect(early.count == 48 && late.count == 48)
+        #expect(RefreshTokenKey.key(early) == "6a0000ff" + tokenHash(early))
+        #expect(RefreshTokenKey.key(late) == "6a000100" + tokenHash(late))
+        #expect(RefreshTokenKey.key(early) < RefreshTokenKey.key(late))
+        // Within one second, 32 random bytes after the time: no two tokens alike.
+        let second = (0..<200).map { _ in RefreshTokenKey.token(issuedAt: 1000) }
+        #expect(Set(second).count == 200 && second.allSatisfy { RefreshTokenKey.key($0).hasPrefix("000003e8") })
+        #expect(Set(second.map { $0.dropFirst(6) }).count == 200)
+        // Tokens of the format before (43 characters) and other strings: the hash alone.
+        for other in [SecureRandom.token(), "first-refresh-token", String(repeating: "*", count: 48), String(repeating: "A", count: 47)] {
+            #expect(RefreshTokenKey.key(other) == tokenHash(other), "\(other)")
+        }
+    }
+
+    @Test("a refresh token of the format before still refreshes, and its successor is keyed by the second it was issued",
+          arguments: TestBackend.available)
+    func refreshTokenOfTheFormatBefore(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
+            let user = try await prepare(store), now: Int64 = 0x6A12_3456
+            let before = SecureRandom.token()
+            let grantRow = try await store.addFamily(user, token: tokenHash(before), now: now)
+            let (client, grant) = try await refreshGrant(store, now: now, users: store, reuseInterval: 0)
+            func refresh(_ token: String, scope: String? = nil) async throws -> String? {
+                var parameters = [("grant_type", "refresh_token"), ("refresh_token", token)]
+                if let scope { parameters.append(("scope", scope)) }
+                return try await grant.exchange(TokenRequest(parameters: RequestParameters(parameters), client: client,
+                                                             address: "192.0.2.1")).refreshToken
+            }
+            // Through the one statement (no scope) and through the transaction (a scope).
+            let next = try #require(try await refresh(before))
+            #expect(next.count == 48 && RefreshTokenKey.key(next).hasPrefix("6a123456"))
+            #expect(try await store.refreshTokenGrant(tokenHash: RefreshTokenKey.key(next), now: now)?.grant.id == grantRow.id)
+            let third = try #require(try await refresh(next, scope: "openid"))
+            #expect(try await store.refreshTokenGrant(tokenHash: RefreshTokenKey.key(third), now: now)?.grant.id == grantRow.id)
+            // The token of the format before, presented again, is reuse: the family ends.
+            await #expect(throws: OAuthError.self) { _ = try await refresh(before) }
+            #expect(try await store.grant(id: grantRow.id)?.revokedAt != nil)
+        }
+    }
+
     @Test("a refresh reads what its answer needs in the rotation's transaction: the database lost after the commit changes nothing",
           arguments: TestBackend.available)
     func refreshAnswerNeedsNoDatabaseAfterRotation(on backend: TestBackend) async throws {
         try await withStore(backend) { store in
             let user = try await prepare(store), now: Int64 = 1000
-            let clock = WallClock { now }
-            guard let client = try await store.client(id: "web") else { throw StoreError.notFound("client web") }
             _ = try await store.addFamily(user, token: tokenHash("first-refresh-token"), now: now)
             // Every read outside a transaction fails, as when PostgreSQL stops right after the
             // rotation committed: before, the answer read the user there and a 503 went out for
             // a rotation that happened (its retry, after a long outage, was taken for reuse).
-            let tokens = UserGrantTokens(issuer: try await AuthorizationHarness.tokenIssuer(store, clock: clock), users: DatabaseGone(),
-                                         grants: store, clock: clock)
-            let grant = RefreshTokenGrant(families: TokenFamilies(store: store), tokens: tokens, clock: clock, reuseInterval: 10)
+            let (client, grant) = try await refreshGrant(store, now: now, users: DatabaseGone(), reuseInterval: 10)
             let request = TokenRequest(parameters: RequestParameters([("grant_type", "refresh_token"),
                                                                       ("refresh_token", "first-refresh-token")]),
                                        client: client, address: "192.0.2.1")

@@ -9,6 +9,36 @@ package func tokenHash(_ token: String) -> String {
     Base64URL.hex(SHA256.hash(data: Data(token.utf8)))
 }
 
+/// What a refresh token is made of and what `refresh_tokens` keys it on.
+///
+/// A token starts with the second it was issued (four bytes, big-endian) before its 32 random
+/// bytes, and its key is that second in hex followed by the token's ``tokenHash(_:)``. Keys
+/// then grow with time: each new token lands at the end of the table's index and an expired
+/// one is deleted from its beginning, where a key of the hash alone would put each token on a
+/// random page of an index that, with millions of grants, the caches mostly don't hold (one
+/// page read from disk per rotation and per purged row; docs/performance.md, "The large
+/// database"). The second is no secret (the client knows when it got its token); the key still
+/// holds only a hash of the whole token. Anything else presented, tokens issued before this
+/// format among them (43 characters), keys on the hash alone, as before.
+package enum RefreshTokenKey {
+    static let timeBytes = 4, randomBytes = 32
+    /// The length of a token of this format: 36 bytes in base64url.
+    static let tokenLength = (timeBytes + randomBytes) * 4 / 3
+
+    /// A new refresh token issued at `now` (Unix seconds).
+    package static func token(issuedAt now: Int64) -> String {
+        let second = UInt32(clamping: now)
+        let time = (0..<timeBytes).map { UInt8(truncatingIfNeeded: second >> (8 * (timeBytes - 1 - $0))) }
+        return Base64URL.encode(time + SecureRandom.bytes(randomBytes))
+    }
+
+    /// The key `token` is stored under.
+    package static func key(_ token: String) -> String {
+        guard token.utf8.count == tokenLength, let bytes = Base64URL.decode(token) else { return tokenHash(token) }
+        return Base64URL.hex(bytes.prefix(timeBytes)) + tokenHash(token)
+    }
+}
+
 /// Salted SHA-256 for client secrets (`sha256$salt$hash`). Generated secrets are 256-bit
 /// random and registered ones must be at least 32 characters, so an adaptive hash would
 /// only cost every token request time without adding protection.

@@ -44,7 +44,7 @@ package struct TokenIntrospection: Sendable {
             answer["token_type"] = "Bearer"
             return answer
         }
-        guard let (grant, expiry) = try await grants.refreshTokenGrant(tokenHash: tokenHash(token), now: clock.now()),
+        guard let (grant, expiry) = try await grants.refreshTokenGrant(tokenHash: RefreshTokenKey.key(token), now: clock.now()),
               grant.clientID == client.id else { return Self.inactive }
         var answer: [String: JSONValue] = ["active": true, "token_type": "refresh_token", "client_id": .string(grant.clientID),
                                            "scope": .string(grant.scope.description), "exp": .int(expiry), "iss": .string(issuer)]
@@ -61,7 +61,7 @@ package struct TokenIntrospection: Sendable {
     package func revoke(_ token: String, by client: Client) async throws {
         if let group = client.deviceSSOGroup, let deviceSessions, try await deviceSessions.end(secret: token, group: group) { return }
         let now = clock.now()
-        if let (grant, _) = try await grants.refreshTokenGrant(tokenHash: tokenHash(token), now: now) {
+        if let (grant, _) = try await grants.refreshTokenGrant(tokenHash: RefreshTokenKey.key(token), now: now) {
             if grant.clientID == client.id { try await grants.revokeGrant(id: grant.id, now: now) }
         } else if let validated = try? await accessTokens.validate(token), validated.clientID == client.id,
                   let jti = validated.token.jwtID, let expiry = validated.token.expiresAt {

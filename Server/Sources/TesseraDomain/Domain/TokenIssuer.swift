@@ -103,7 +103,7 @@ public struct TokenIssuer: Sendable {
     /// A refresh token for a rotation, made before its grant is read (its expiry is settled at
     /// the rotation: the lifetime from then, capped by the grant's).
     func pendingRefreshToken() -> (token: String, pending: PendingRefreshToken) {
-        let token = SecureRandom.token()
-        return (token, PendingRefreshToken(tokenHash: tokenHash(token), lifetime: refreshTokenLifetime))
+        let token = RefreshTokenKey.token(issuedAt: clock.now())
+        return (token, PendingRefreshToken(tokenHash: RefreshTokenKey.key(token), lifetime: refreshTokenLifetime))
     }
 }

@@ -29,7 +29,7 @@ public struct RefreshTokenGrant: TokenGrant {
         }
         let requested = parameters["scope"].map { ScopeSet(parsing: $0) }
         let issuer = tokens.issuer
-        let presented = tokenHash(token)
+        let presented = RefreshTokenKey.key(token)
         // The successor is made once, whichever way the rotation goes.
         let successor = issuer.pendingRefreshToken()
         // A request that narrows no scope needs nothing the statement can't read: on PostgreSQL
