@@ -277,6 +277,8 @@ let package = Package(
             name: "TesseraSQLTests",
             dependencies: [
                 .product(name: "TesseraCore", package: "tessera"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SQLKit", package: "sql-kit"),
                 "TesseraDomain",
                 "TesseraSQL",
                 "TesseraTestSupport",

@@ -20,6 +20,11 @@ public protocol TransactionalDatabase: Sendable {
     func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
     /// Closes every connection.
     func close() async throws
+    /// Runs `query` on a connection of its own for the pages it reads (its rows are dropped),
+    /// beside the connection the other calls wait for: a write about to be made there then finds
+    /// its pages in the cache instead of waiting for the disk while it holds that connection.
+    /// SQLite only (its one connection serialises every request); elsewhere it does nothing.
+    func readAhead(_ query: SQLQueryString) async throws
     /// Whether a statement's `WITH` may write (`UPDATE … RETURNING`, `INSERT`): PostgreSQL's
     /// data-modifying common table expressions, which SQLite has not.
     var writesInCommonTableExpressions: Bool { get }
@@ -27,6 +32,7 @@ public protocol TransactionalDatabase: Sendable {
 
 extension TransactionalDatabase {
     public var writesInCommonTableExpressions: Bool { false }
+    public func readAhead(_ query: SQLQueryString) async throws {}
 }
 
 /// How long the database took, and how many reads and transactions are under way (holding a
@@ -97,6 +103,10 @@ public final class SQLiteDatabase: TransactionalDatabase {
     let thread: DatabaseThread
     /// A database file's checkpoints, off the connection (none for a database in memory).
     private let checkpointer = NIOLockedValueBox<WALCheckpointer?>(nil)
+    /// The file, for ``readAhead(_:)``'s connection (nil in memory).
+    private let path: String?
+    /// ``readAhead(_:)``'s connection, opened at its first use; `closed` once the database is.
+    private let reader = NIOLockedValueBox<(connection: SQLiteReader?, closed: Bool)>((nil, false))
 
     public static func open(_ location: DatabaseLocation, logger: Logger) async throws -> SQLiteDatabase {
         try await open(location, checkpointRestartPages: WALCheckpointer.restartPages, logger: logger)
@@ -123,7 +133,7 @@ public final class SQLiteDatabase: TransactionalDatabase {
         let database: SQLiteDatabase
         do {
             let handle = try await withTaskExecutorPreference(thread) { try SQLiteHandle(path: path) }
-            database = SQLiteDatabase(handle: handle, thread: thread, logger: logger)
+            database = SQLiteDatabase(handle: handle, thread: thread, path: path == ":memory:" ? nil : path, logger: logger)
         } catch {
             await thread.shutdown()
             throw error
@@ -154,9 +164,10 @@ public final class SQLiteDatabase: TransactionalDatabase {
         return database
     }
 
-    init(handle: SQLiteHandle, thread: DatabaseThread, logger: Logger) {
+    init(handle: SQLiteHandle, thread: DatabaseThread, path: String?, logger: Logger) {
         self.handle = handle
         self.thread = thread
+        self.path = path
         self.sql = SQLiteHandleDatabase(handle: handle, logger: logger, eventLoop: MultiThreadedEventLoopGroup.singleton.any())
     }
 
@@ -172,6 +183,21 @@ public final class SQLiteDatabase: TransactionalDatabase {
         }
     }
 
+    /// On a connection and thread of their own, opened at the first call (not the checkpointer's:
+    /// a read from disk there would hold up the end of a log's cycle, which holds the server's
+    /// connection). A database in memory has nothing to read.
+    public func readAhead(_ query: SQLQueryString) async throws {
+        guard let path else { return }
+        let reader = try self.reader.withLockedValue { reader -> SQLiteReader? in
+            guard !reader.closed else { return nil }
+            if let connection = reader.connection { return connection }
+            let opened = try SQLiteReader(path: path)
+            reader.connection = opened
+            return opened
+        }
+        try await reader?.read(query, logger: sql.logger)
+    }
+
     private func lockedTransaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         try await lock.withLock {
             try await DatabaseSignals.measure(DatabaseSignals.transactions) { try await runTransaction(on: sql, begin: "BEGIN IMMEDIATE", body) }
@@ -179,6 +205,9 @@ public final class SQLiteDatabase: TransactionalDatabase {
     }
 
     public func close() async throws {
+        if let reader = reader.withLockedValue({ reader in defer { reader = (nil, true) }; return reader.connection }) {
+            await reader.close()
+        }
         if let checkpointer = checkpointer.withLockedValue({ current in defer { current = nil }; return current }) {
             await checkpointer.stop()
         }

@@ -39,7 +39,8 @@ struct SQLiteHandleDatabase: SQLDatabase {
         try await closure(self)
     }
 
-    private func run(_ query: any SQLExpression, _ onRow: @Sendable (any SQLRow) -> ()) throws {
+    /// Runs `query` in the caller.
+    func run(_ query: any SQLExpression, _ onRow: @Sendable (any SQLRow) -> ()) throws {
         let (sql, rawBinds) = serialize(query)
         logger.trace("SQL", metadata: ["sql": "\(sql)"])
         let binds = try rawBinds.map { try encoder.encode($0) }
@@ -99,5 +100,36 @@ final class DatabaseThread: TaskExecutor {
 
     func shutdown() async {
         try? await pool.shutdownGracefully()
+    }
+}
+
+/// A connection that only reads, on a thread of its own: ``SQLiteDatabase/readAhead(_:)``.
+final class SQLiteReader: Sendable {
+    private let handle: SQLiteHandle
+    private let pool: NIOThreadPool
+
+    init(path: String) throws {
+        let handle = try SQLiteHandle(path: path)
+        do {
+            try handle.execute("PRAGMA query_only = ON", []) { _, _ in }
+        } catch {
+            handle.close()
+            throw error
+        }
+        self.handle = handle
+        pool = NIOThreadPool(numberOfThreads: 1)
+        pool.start()
+    }
+
+    /// Runs `query` on this connection; its rows are dropped.
+    func read(_ query: SQLQueryString, logger: Logger) async throws {
+        let db = SQLiteHandleDatabase(handle: handle, logger: logger, eventLoop: MultiThreadedEventLoopGroup.singleton.any())
+        try await pool.runIfActive { try db.run(query) { _ in } }
+    }
+
+    /// Waits for a read under way, then closes the connection.
+    func close() async {
+        try? await pool.shutdownGracefully()
+        handle.close()
     }
 }

@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import SQLKit
 import Testing
 import TesseraCore
 @testable import TesseraDomain
@@ -268,6 +270,42 @@ struct StoreTests {
             try await store.purgeExpired(now: now, keepFor: day)
             #expect(try await count("grants") == 8, "nothing more to delete")
         }
+    }
+
+    @Test("the purge reads each batch's rows, their index entries and a grant's tokens beside the server's connection, on a database file")
+    func purgeReadsAhead() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = try await SQLiteDatabase.open(.sqliteFile(directory.appendingPathComponent("purge.sqlite").path),
+                                                     logger: Logger(label: "test"))
+        let store = SQLStore(database: database)
+        try await store.migrate()
+        let (_, user) = try await prepare(store)
+        let now: Int64 = 1_000_000
+        // Three grants expired (one token each), two live; all of one user, in one browser session (sid-1).
+        for index in 0..<5 {
+            var grant = testGrant(user, now: now - 100)
+            grant.expiresAt = index < 3 ? now - 10 : now + 100
+            try await store.insertGrant(grant, refreshToken: RefreshTokenRecord(tokenHash: "rt-\(index)", grantID: grant.id, clientID: "web",
+                                                                               expiresAt: grant.expiresAt))
+        }
+        for (index, expiresAt) in [now - 10, now - 10, now + 100].enumerated() {
+            try await store.insertSession(tokenHash: "s-\(index)", BrowserSession(sid: "sid-s\(index)", userID: user.id, authTime: now - 100,
+                                                                                amr: ["pwd"], expiresAt: expiresAt), now: now - 100)
+        }
+        // What each statement finds is the sum of its lookups: for the tokens, 3 by hash and 3 by
+        // grant; for the grants, 3 by id, 5 by sid and by user, none and 3 by device session, 3
+        // tokens; for the sessions, 2 by hash and by sid, 3 by user.
+        for (table, found) in [("refresh_tokens", 6), ("grants", 19), ("sessions", 7)] {
+            let statement = try #require(SQLStore.readAhead(table, before: now, limit: 10))
+            try await database.readAhead(statement)
+            let sum = try await database.withDatabase { db in try await db.raw(statement).first()?.decode(column: "found", as: Int.self) }
+            #expect(sum == found, "\(table)")
+        }
+        #expect(SQLStore.readAhead("authorization_codes", before: now, limit: 10) == nil)
+        try await database.close()
+        // Closed, the database opens no reader again.
+        try await database.readAhead(try #require(SQLStore.readAhead("grants", before: now, limit: 10)))
     }
 
     @Test("a client assertion id is accepted once", arguments: TestBackend.available)
