@@ -107,6 +107,8 @@ public final class SQLiteDatabase: TransactionalDatabase {
     private let path: String?
     /// ``readAhead(_:)``'s connection, opened at its first use; `closed` once the database is.
     private let reader = NIOLockedValueBox<(connection: SQLiteReader?, closed: Bool)>((nil, false))
+    /// Held by ``readAhead(_:)`` while it reads and by the end of a log's cycle (``WALCheckpointer``).
+    let readers = AsyncLock()
 
     public static func open(_ location: DatabaseLocation, logger: Logger) async throws -> SQLiteDatabase {
         try await open(location, checkpointRestartPages: WALCheckpointer.restartPages, logger: logger)
@@ -148,9 +150,14 @@ public final class SQLiteDatabase: TransactionalDatabase {
             if case .sqliteFile(let file) = location {
                 chmod(file, 0o600)
                 // Checkpoints move to a connection of their own (WALCheckpointer).
-                let lock = database.lock
+                // A cycle's end waits for a read-ahead under way and keeps the next one out: a
+                // reader of the log would keep the checkpoint from copying all of it, and the log
+                // from starting over (readAhead(_:)).
+                let (lock, readers) = (database.lock, database.readers)
                 let checkpointer = try WALCheckpointer(path: file, cycleEndPages: cycleEndPages ?? checkpointRestartPages / 2,
-                                                       exclusively: { body in try await lock.withLock { try await body() } },
+                                                       exclusively: { body in
+                                                           try await readers.withLock { try await lock.withLock { try await body() } }
+                                                       },
                                                        logger: logger)
                 database.checkpointer.withLockedValue { $0 = checkpointer }
                 try await database.withDatabase { db in
@@ -183,9 +190,12 @@ public final class SQLiteDatabase: TransactionalDatabase {
         }
     }
 
-    /// On a connection and thread of their own, opened at the first call (not the checkpointer's:
-    /// a read from disk there would hold up the end of a log's cycle, which holds the server's
-    /// connection). A database in memory has nothing to read.
+    /// On a connection and thread of their own, opened at the first call (not the checkpointer's,
+    /// whose rounds would wait behind reads from disk). A read takes turns with the end of a log's cycle: a reader of the log keeps
+    /// the checkpoint from copying the pages written after it began, and the log from starting
+    /// over, so during a long purge from a cold cache the log would otherwise grow past the
+    /// cycle's end to SQLite's backstop, whose checkpoint runs on the server's connection. A
+    /// database in memory has nothing to read.
     public func readAhead(_ query: SQLQueryString) async throws {
         guard let path else { return }
         let reader = try self.reader.withLockedValue { reader -> SQLiteReader? in
@@ -195,7 +205,8 @@ public final class SQLiteDatabase: TransactionalDatabase {
             reader.connection = opened
             return opened
         }
-        try await reader?.read(query, logger: sql.logger)
+        guard let reader else { return }
+        try await readers.withLock { try await reader.read(query, logger: sql.logger) }
     }
 
     private func lockedTransaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {

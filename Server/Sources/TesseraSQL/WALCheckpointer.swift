@@ -53,7 +53,8 @@ final class WALCheckpointer: Sendable {
 
     /// - Parameters:
     ///   - cycleEndPages: the log's size, in pages, from which a round ends the log's cycle.
-    ///   - exclusively: runs its body while the server's connection is idle, and keeps it so.
+    ///   - exclusively: runs its body while the server's connection is idle and no read-ahead
+    ///     reads, and keeps it so.
     init(path: String, cycleEndPages: Int64,
          exclusively: @escaping @Sendable (@Sendable () async throws -> Progress) async throws -> Progress, logger: Logger) throws {
         let handle = try SQLiteHandle(path: path)

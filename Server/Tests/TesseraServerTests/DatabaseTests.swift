@@ -300,6 +300,32 @@ struct SQLiteFileTests {
         try await database.close()
     }
 
+    @Test("reads ahead one after another, as a purge's from a cold cache, don't keep the log from starting over")
+    func readsAheadLetTheLogStartOver() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("reads.sqlite").path
+        // As in checkpointerEndsCycles: only the checkpointer's cycle ends (from 1 MB) restart the log.
+        let database = try await SQLiteDatabase.open(.sqliteFile(path), checkpointRestartPages: 1 << 20, cycleEndPages: 256,
+                                                     logger: Logger(label: "test"))
+        // Reads of some milliseconds each, back to back: each holds a snapshot of the log while it runs.
+        let reading = Task {
+            while !Task.isCancelled {
+                try? await database.readAhead("""
+                    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+                    SELECT count(*) FROM n, (SELECT count(*) FROM sqlite_master)
+                    """)
+            }
+        }
+        let largest = try await Self.largestLog(writing: 96, to: database, at: path)
+        reading.cancel()
+        await reading.value
+        // A cycle's end waits for the read under way and keeps the next one out; without that, the
+        // reads keep the checkpoint behind and the log from starting over: it holds all 96 MB.
+        #expect(largest < 64_000_000, "the log reached \(largest) bytes")
+        try await database.close()
+    }
+
     /// Writes `megabytes` (48 by default) in small transactions, a millisecond's pause every 20 (a
     /// busy server's refreshes, much faster), none waiting for the checkpoints; the largest the log grew.
     static func largestLog(writing megabytes: Int = 48, to database: SQLiteDatabase, at path: String) async throws -> Int {
