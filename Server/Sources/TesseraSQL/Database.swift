@@ -191,11 +191,11 @@ public final class SQLiteDatabase: TransactionalDatabase {
     }
 
     /// On a connection and thread of their own, opened at the first call (not the checkpointer's,
-    /// whose rounds would wait behind reads from disk). A read takes turns with the end of a log's cycle: a reader of the log keeps
-    /// the checkpoint from copying the pages written after it began, and the log from starting
-    /// over, so during a long purge from a cold cache the log would otherwise grow past the
-    /// cycle's end to SQLite's backstop, whose checkpoint runs on the server's connection. A
-    /// database in memory has nothing to read.
+    /// whose rounds would wait behind reads from disk). A read takes turns with the end of a log's
+    /// cycle: a reader of the log keeps the checkpoint from copying the pages written after it
+    /// began, and the log from starting over, so during a long purge from a cold cache the log
+    /// would otherwise grow past the cycle's end to SQLite's backstop, whose checkpoint runs on
+    /// the server's connection. A database in memory has nothing to read.
     public func readAhead(_ query: SQLQueryString) async throws {
         guard let path else { return }
         let reader = try self.reader.withLockedValue { reader -> SQLiteReader? in

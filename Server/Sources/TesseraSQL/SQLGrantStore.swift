@@ -287,9 +287,9 @@ extension SQLStore: Housekeeping {
     /// random): read beside the server's connection first (``TransactionalDatabase/readAhead(_:)``),
     /// they are in the cache when the delete holds the connection. On the 10 M-grant database with
     /// the page cache emptied, a refresh load's p99 while the purge ran was 414 ms without it and
-    /// 6.8 ms with it, and the purge deleted 9,400 tokens in 28 s against 38,300–40,400 (docs/performance.md,
-    /// "The large database"). Nil for the small tables. A read that fails changes nothing: the
-    /// delete then reads for itself.
+    /// 6.8 ms with it, and the purge deleted 9,400 tokens in 28 s against 38,300–40,400
+    /// (docs/performance.md, issue 30's fourth session). Nil for the small tables. A read that
+    /// fails changes nothing: the delete then reads for itself.
     static func readAhead(_ table: String, before bound: Int64, limit: Int) -> SQLQueryString? {
         func statement(_ columns: String, _ lookups: [String]) -> SQLQueryString {
             """
