@@ -62,6 +62,9 @@ def test_unknown_flags_secrets_and_missing_values_are_refused_with_a_reason(bina
 
 def test_help_and_settings_list_every_setting(binary, workdir):
     help_text = subprocess.run([binary, "serve", "--help"], capture_output=True, text=True, timeout=30).stdout
+    # `serve` starts without the argument parser; its help flags still reach it.
+    short = subprocess.run([binary, "serve", "-h"], capture_output=True, text=True, timeout=30).stdout
+    assert short == help_text and "SETTINGS:" in help_text, short
     listed = subprocess.run([binary, "settings"], capture_output=True, text=True, timeout=30).stdout
     table = subprocess.run([binary, "settings", "--markdown"], capture_output=True, text=True, timeout=30).stdout
     names = [line.split("|")[1].strip() for line in table.splitlines()[2:]]

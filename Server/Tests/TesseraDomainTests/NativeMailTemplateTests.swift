@@ -163,6 +163,48 @@ struct BrandedMailTests {
         #expect(refusal(["sign-in-code.de.txt": "x"])?.contains("LANG one of en, ru") == true)
         #expect(refusal(["sign-in-code.en.html": "{{#code}} never closed"])?.contains("sign-in-code.en.html does not compile") == true)
         #expect(refusal(["mail-header.html": "{{/nothing}}"])?.contains("mail-header.html does not compile") == true)
+        #expect(refusal(["sign-in-code.en.txt": "{{#code}} never closed"])?.contains("sign-in-code.en.txt does not compile") == true)
+        #expect(refusal(["sign-in-code.ru.subject": "{{/code}}"])?.contains("sign-in-code.ru.subject does not compile") == true)
         #expect(refusal(nil)?.contains("not a folder") == true)
+    }
+}
+
+@Suite("Templates compiled once per process")
+struct CompiledTemplatesTests {
+    struct Refused: Error { var name: String }
+
+    @Test("a set is compiled once, ahead or at its first use, and one that doesn't compile is tried again")
+    func once() throws {
+        let templates = CompiledTemplates()
+        let greeting = ["greeting": "Hello {{name}}", "farewell": "{{> greeting}}, goodbye"]
+        let first = try templates.library(greeting) { name, _ in Refused(name: name) }
+        let again = try templates.library(greeting) { name, _ in Refused(name: name) }
+        #expect(templates.compiled == 1)
+        #expect(first.render(["name": "Ann"], withTemplate: "farewell") == "Hello Ann, goodbye")
+        #expect(again.render(["name": "Bo"], withTemplate: "greeting") == "Hello Bo")
+
+        // Another text is another set, whatever its names.
+        _ = try templates.library(["greeting": "Hi {{name}}"]) { name, _ in Refused(name: name) }
+        #expect(templates.compiled == 2)
+
+        let broken = ["fine": "{{x}}", "broken": "{{#open}} never closed"]
+        for attempt in 1...2 {
+            #expect(throws: Refused.self) { try templates.library(broken) { name, _ in Refused(name: name) } }
+            #expect(templates.compiled == 2 + attempt)
+        }
+    }
+
+    @Test("a set asked for while it compiles ahead waits for it instead of compiling it again")
+    func ahead() async throws {
+        let templates = CompiledTemplates()
+        // Long enough that the first ask comes while the thread still compiles it.
+        let page = (0..<400).map { "<p>{{line\($0)}}</p>" }.joined(separator: "\n")
+        let set = ["page": page, "other": "{{> page}}"]
+        templates.compileAhead { [set] }
+        let library = try templates.library(set) { name, _ in Refused(name: name) }
+        // Whichever began first, the other found it compiling (or compiled) and didn't begin again.
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(templates.compiled == 1)
+        #expect(library.render(["line7": "seven"], withTemplate: "other")?.contains("<p>seven</p>") == true)
     }
 }

@@ -36,6 +36,18 @@ public struct MailTemplates: Sendable {
     /// part its mail folder holds (``MailOverrides``) in place of the built-in one.
     public init(_ templates: [String: [PageLanguage: MailTemplateSource]] = MailTemplates.builtIn,
                 branding: Branding = Branding()) throws {
+        let registered = try Self.registered(templates, branding: branding)
+        library = try CompiledTemplates.shared.library(registered) { name, error in
+            ConfigurationError("mail-dir: \(Self.file(of: name)) does not compile: \(error)")
+        }
+        available = Set(registered.keys.compactMap { $0.hasSuffix(".subject") ? String($0.dropLast(".subject".count)) : nil })
+        brand = ["product": branding.name, "accent": branding.accent]
+    }
+
+    /// What the library of `templates` registers, by name: the layout's two parts, and each
+    /// email's subject, text and HTML (in the layout) in each of its languages.
+    static func registered(_ templates: [String: [PageLanguage: MailTemplateSource]],
+                           branding: Branding) throws -> [String: String] {
         var templates = templates
         var header = Self.header, footer = Self.footer
         if let folder = branding.mailDirectory, !folder.isEmpty {
@@ -44,26 +56,30 @@ public struct MailTemplates: Sendable {
             footer = overrides.footer ?? footer
             overrides.apply(to: &templates)
         }
-        var library = MustacheLibrary()
-        func register(_ text: String, _ name: String, file: String) throws {
-            do { try library.register(text, named: name) } catch {
-                throw ConfigurationError("mail-dir: \(file) does not compile: \(error)")
-            }
-        }
-        try register(header, "mail-header", file: "mail-header.html")
-        try register(footer, "mail-footer", file: "mail-footer.html")
+        var registered = ["mail-header": header, "mail-footer": footer]
         for (name, languages) in templates {
             guard languages[.en] != nil else { throw MailError(description: "email template '\(name)' has no English version") }
             for (language, source) in languages {
                 let key = "\(name).\(language.rawValue)"
-                try register("{{% CONTENT_TYPE: TEXT}}" + source.subject, key + ".subject", file: key + ".subject")
-                try register("{{% CONTENT_TYPE: TEXT}}" + source.text, key + ".text", file: key + ".txt")
-                try register("{{> mail-header}}" + source.html + "{{> mail-footer}}", key + ".html", file: key + ".html")
+                registered[key + ".subject"] = "{{% CONTENT_TYPE: TEXT}}" + source.subject
+                registered[key + ".text"] = "{{% CONTENT_TYPE: TEXT}}" + source.text
+                registered[key + ".html"] = "{{> mail-header}}" + source.html + "{{> mail-footer}}"
             }
         }
-        self.library = library
-        available = Set(templates.flatMap { name, languages in languages.keys.map { "\(name).\($0.rawValue)" } })
-        brand = ["product": branding.name, "accent": branding.accent]
+        return registered
+    }
+
+    /// The file of the mail folder a registered template comes from, for its error.
+    static func file(of name: String) -> String {
+        if name == "mail-header" || name == "mail-footer" { return name + ".html" }
+        return name.hasSuffix(".text") ? String(name.dropLast(".text".count)) + ".txt" : name
+    }
+
+    /// The built-in emails with `branding`'s overrides, to compile ahead
+    /// (``CompiledTemplates/compileAhead(_:)``); nil when they can't be read (the first
+    /// ``init(_:branding:)`` says why).
+    package static func compileAhead(branding: Branding) -> [String: String]? {
+        try? registered(builtIn, branding: branding)
     }
 
     /// Renders `name` in `language` (English when that language has no version).

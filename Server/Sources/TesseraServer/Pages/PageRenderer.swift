@@ -12,18 +12,25 @@ public struct PageRenderer: Sendable {
     /// folder; a file there that is not a template's, or that doesn't compile, is refused with
     /// its name.
     public init(branding: Branding = Branding()) throws {
+        library = try CompiledTemplates.shared.library(try Self.templates(branding: branding)) { name, error in
+            ConfigurationError("pages-dir: \(name).mustache does not compile: \(error)")
+        }
+        brand = try BrandAssets(branding)
+    }
+
+    /// The templates of `branding`'s pages, by name.
+    static func templates(branding: Branding) throws -> [String: String] {
         var templates = Templates.all
         if let folder = branding.pagesDirectory, !folder.isEmpty {
             for (name, text) in try Self.overrides(in: folder) { templates[name] = text }
         }
-        var library = MustacheLibrary()
-        for (name, text) in templates {
-            do { try library.register(text, named: name) } catch {
-                throw ConfigurationError("pages-dir: \(name).mustache does not compile: \(error)")
-            }
-        }
-        self.library = library
-        self.brand = try BrandAssets(branding)
+        return templates
+    }
+
+    /// The templates of `branding`'s pages, to compile ahead (``CompiledTemplates/compileAhead(_:)``);
+    /// nil when they can't be read (the first ``init(branding:)`` says why).
+    package static func compileAhead(branding: Branding) -> [String: String]? {
+        try? templates(branding: branding)
     }
 
     /// The `NAME.mustache` files of `folder`, by name.
