@@ -18,7 +18,8 @@
 #   BENCH_OUT=DIR            where the wrk outputs, server log and profiles go (default: a new /tmp dir)
 #   BENCH_LARGE_USERS=1000000 BENCH_LARGE_GRANTS=10000000 BENCH_LARGE_EXPIRED_SHARE=0.2   the large database
 #   BENCH_READY_USERS=100000 BENCH_READY_GRANTS=1000000   the database the ready time is held to (< 100 ms)
-#   BENCH_PURGE_LOAD_SECONDS=60  length of the refresh load the purge runs in; BENCH_PURGE_TIMEOUT=600 (s)
+#   BENCH_PURGE_LOAD_SECONDS=60  length of the refresh load the purge runs in; BENCH_PURGE_TIMEOUT=600 (s) how
+#                            long a request may wait during it (a stall shows in the latency, not as an error)
 #
 # Exit status: 0 when every load got only 200s, 1 when any load got another answer
 # (a broken refresh chain shows up here), 2 when setup failed. Missing a target is
@@ -495,19 +496,34 @@ if [ "$LARGE" = 1 ]; then
     # SQLStore.purgeExpired, and times it; the refresh load runs through it. wrk waits up to
     # BENCH_PURGE_TIMEOUT s for an answer, so that a stalled request shows in the latency instead of
     # breaking its chain (a timed-out refresh is retried with the token the server already rotated).
+    # The rows the purge deletes are counted before the load and right after it (the purge goes on
+    # meanwhile: the second count is off by the rows of its own duration, a fraction of a second
+    # with a warm cache). A backlog larger than the load's length can purge (the generated
+    # database's, by default: millions of rows never purged) is left to the server when the run
+    # moves on; the row reports how far the purge got and at what pace.
     say "load: refresh_token-purge (the refresh load on the large database, the hourly purge triggered 2 s in)"
+    EXPIRED_BEFORE=$(python3 "$BENCH_DIR/expired_rows.py" --database "$DB") || die "expired_rows.py failed"
+    echo "  before the purge: $EXPIRED_BEFORE"
     (sleep 2; exec python3 "$BENCH_DIR/purge_now.py" --database "$DB" --timeout "$PURGE_TIMEOUT") >"$OUT/purge.txt" 2>&1 &
     PURGE_PID=$!
     EXTRA_PIDS+=("$PURGE_PID")
     WRK_TIMEOUT=$PURGE_TIMEOUT CHAIN_SET=2 SUFFIX=-purge SECONDS_NOW=$PURGE_LOAD_SECONDS load refresh_token
+    EXPIRED_AFTER=$(python3 "$BENCH_DIR/expired_rows.py" --database "$DB") || die "expired_rows.py failed"
+    echo "  after the load: $EXPIRED_AFTER"
     LOAD_SHAPE[refresh_token-purge]=${LOAD_SHAPE[refresh_token]}
     grep -E '^BENCH' "$OUT/refresh_token-purge.txt" | sed 's/^/  /'
     check_load refresh_token-purge
     LARGE_LOADS+=(refresh_token-purge)
-    wait "$PURGE_PID" || true
+    # purge_now.py has printed its line if the purge has committed; otherwise it is stopped (the
+    # server's purge is not: it goes on, paced, until the server stops).
+    kill -TERM "$PURGE_PID" 2>/dev/null || true
+    wait "$PURGE_PID" 2>/dev/null || true
     cat "$OUT/purge.txt"
     PURGE_MS=$(sed -n 's/^PURGE .*\bpurge_ms=\([^ ]*\).*/\1/p' "$OUT/purge.txt")
     PURGE_END_MS=$(sed -n 's/^PURGE .*\bcommitted_ms=\([^ ]*\).*/\1/p' "$OUT/purge.txt")
+    total_of() { sed -n 's/.*\btotal=\([0-9]*\).*/\1/p' <<<"$1"; }
+    PURGE_LEFT=$(total_of "$EXPIRED_AFTER")
+    PURGE_DELETED=$(( $(total_of "$EXPIRED_BEFORE") - PURGE_LEFT ))
     grep -q 'maintenance failed' "$OUT/server-large.log" && FAILED+=("the purge: maintenance failed (see $OUT/server-large.log)")
     TOKENS_FILE=$MAIN_TOKENS_FILE
     stop_server
@@ -770,14 +786,22 @@ if [ "$LARGE" = 1 ]; then
     large_row client_credentials
     large_row refresh_token
     PURGE_P99=$(ratio "$(field refresh_token-purge p99_ms)" "$(field refresh_token-large p99_ms)")
-    if [ -z "$PURGE_MS" ] || [ "$PURGE_MS" = - ]; then
-        PURGE_NOTE="MISSES (the purge did not finish within ${PURGE_TIMEOUT} s: $OUT/purge.txt)"
-    else
-        PURGE_NOTE="$(verdict "$PURGE_P99" 1.2000001 max) ($(field refresh_token-purge p99_ms) / $(field refresh_token-large p99_ms) ms; purge $PURGE_MS ms"
+    # The issue's target: the purge doesn't stall requests (p99 within 20 % while it runs). A purge
+    # that deleted nothing would meet it trivially, so it must have deleted rows during the load;
+    # its pace is reported beside the load's own refreshes (each leaves a row to purge a day after
+    # it expires), not judged: it takes a tenth of the database's time by design.
+    PURGE_RATE=$(awk -v n="$PURGE_DELETED" -v s="$PURGE_LOAD_SECONDS" 'BEGIN { printf "%.0f", n / (s - 2) }')
+    PURGE_NOTE="$(verdict "$PURGE_P99" 1.2000001 max) ($(field refresh_token-purge p99_ms) / $(field refresh_token-large p99_ms) ms"
+    PURGE_NOTE="$PURGE_NOTE; purged $PURGE_DELETED rows in the load, $PURGE_RATE a second against $(field refresh_token-purge rps) refreshes"
+    if [ -n "$PURGE_MS" ] && [ "$PURGE_MS" != - ]; then
+        PURGE_NOTE="$PURGE_NOTE; the purge took $PURGE_MS ms"
         # purge_now.py starts 2 s into the load
-        if [ "$(( 2 + PURGE_END_MS / 1000 ))" -ge "$PURGE_LOAD_SECONDS" ]; then PURGE_NOTE="$PURGE_NOTE; it outlasted the ${PURGE_LOAD_SECONDS} s load"; fi
-        PURGE_NOTE="$PURGE_NOTE)$(disturbed refresh_token-purge)"
+        if [ "$(( 2 + PURGE_END_MS / 1000 ))" -ge "$PURGE_LOAD_SECONDS" ]; then PURGE_NOTE="$PURGE_NOTE, past the ${PURGE_LOAD_SECONDS} s load"; fi
+    else
+        PURGE_NOTE="$PURGE_NOTE; $PURGE_LEFT rows left, ≈ $(awk -v n="$PURGE_LEFT" -v r="$PURGE_RATE" 'BEGIN { printf "%.0f", (r > 0 ? n / r / 60 : 0) }') min more at this pace"
     fi
+    PURGE_NOTE="$PURGE_NOTE)$(disturbed refresh_token-purge)"
+    if [ "$PURGE_DELETED" -le 0 ]; then PURGE_NOTE="MISSES (the purge deleted nothing during the load: $OUT/purge.txt, $OUT/server-large.log)"; fi
     row "  refresh_token p99 during the purge / without" "$PURGE_P99" "<= 1.2" "$PURGE_NOTE"
 else
     row "the large database: ready, token loads, purge" "-" "(issue 30)" "not measured (--no-large)"

@@ -104,10 +104,36 @@ def database_size(database: Path | str) -> int:
     return int(query_rows(database, "SELECT pg_database_size(current_database())")[0][0])
 
 
+_handed_out: set[int] = set()
+_handing_out = threading.Lock()
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port free now, below the kernel's ephemeral range, and never handed out before
+    in this run. A port the kernel picks (bind to 0) comes from the range outgoing connections
+    use: in the seconds before a server binds it, a connection (a node's to PostgreSQL, during an
+    outage's reconnects) could take it, and the server would exit with `Address already in use`."""
+    low = _ephemeral_low()
+    with _handing_out:
+        for _ in range(1000):
+            port = secrets.randbelow(low - 10_000) + 10_000
+            if port in _handed_out:
+                continue
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                try:
+                    s.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+            _handed_out.add(port)
+            return port
+    raise RuntimeError(f"no free loopback port between 10000 and {low}")
 
 
 def b64url(data: bytes) -> str:
