@@ -31,8 +31,9 @@ public enum Node {
         let isPostgres = if case .postgres = configuration.database { true } else { false }
         let pages = try PageRenderer(branding: configuration.branding)
         let documents = PublicDocuments()
+        let responder = NodeResponder(state: state, pages: pages, keepsTasksOnTheirLoops: Node.tasksRunOnEventLoops && isPostgres)
         var services: [any Service] = [NodeService(configuration: configuration, initial: provider, state: state, documents: documents,
-                                                   logger: logger, onReady: onReady)]
+                                                   responder: responder, logger: logger, onReady: onReady)]
         if let port = configuration.metricsPort {
             services.append(NamedService(description: "management listener",
                                          service: managementApplication(configuration: configuration, port: port, logger: logger) {
@@ -40,7 +41,7 @@ public enum Node {
                                          }))
         }
         return Application(
-            responder: NodeResponder(state: state, pages: pages, keepsTasksOnTheirLoops: Node.tasksRunOnEventLoops && isPostgres),
+            responder: responder,
             server: configuration.connectionLimits.server(documents: documents),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             services: services,
@@ -156,6 +157,8 @@ struct NodeService: Service, CustomStringConvertible {
     let state: NodeState
     /// The documents the listener answers on its event loops, published when the provider serves.
     let documents: PublicDocuments
+    /// The listener's responder, which the documents' handler also hands token requests to.
+    let responder: NodeResponder
     let logger: Logger
     let onReady: @Sendable (Provider, Int) async throws -> Void
 
@@ -163,7 +166,11 @@ struct NodeService: Service, CustomStringConvertible {
         let started: Provider? = if let initial { initial } else { try await waitForDatabase() }
         guard let provider = started else { return }
         try documents.publish(services: provider.services)
-        if let (provider, port) = state.serve(provider, with: try buildRouter(services: provider.services, readiness: { await provider.unreadiness() }).buildResponder()) {
+        let router = try buildRouter(services: provider.services, readiness: { await provider.unreadiness() }).buildResponder()
+        let serving = state.serve(provider, with: router)
+        let responder = self.responder
+        documents.route(to: { request, context in try await responder.respond(to: request, context: context) }, logger: logger)
+        if let (provider, port) = serving {
             try await onReady(provider, port)
         }
         do {

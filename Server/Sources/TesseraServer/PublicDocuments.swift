@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Hummingbird
 import Logging
 import Metrics
 import NIOConcurrencyHelpers
@@ -19,6 +20,11 @@ import Darwin
 /// other request makes through the router: the same bytes and headers, the same request id,
 /// metrics and security headers, a fraction of the work.
 ///
+/// The token endpoint's requests are read on the event loop too (``route(to:logger:)``) and
+/// handed to the node's responder — the router with its middleware, as any request — from there,
+/// without Hummingbird's asynchronous channel in between (its stream of request parts, the
+/// request's body stream and the response writer: 9 % of a client_credentials request's CPU).
+///
 /// Empty until the provider serves (``publish(services:)``): until then every request goes to
 /// the router, which answers 503.
 package final class PublicDocuments: Sendable {
@@ -37,10 +43,33 @@ package final class PublicDocuments: Sendable {
         let metrics: Bool
     }
 
+    /// The provider's responder (the router, behind what the node puts in front of it), for the
+    /// requests the listener passes it from the event loop (``PublicDocumentHandler``).
+    package typealias Respond = @Sendable (Request, TesseraRequestContext) async throws -> Response
+
+    /// The routes whose requests go from the event loop straight to the responder, and the logger
+    /// their contexts carry.
+    struct Routed: Sendable {
+        /// `POST` paths (the token endpoint's): the requests every client makes most, with a small
+        /// form for a body.
+        let paths: Set<Substring>
+        let respond: Respond
+        let logger: Logger
+    }
+
     /// Keyed by `Substring`, so a request's path is looked up without being copied.
     private let state = NIOLockedValueBox<(documents: [Substring: Document], settings: Settings)?>(nil)
+    private let routedState = NIOLockedValueBox<Routed?>(nil)
 
     package init() {}
+
+    /// From now on a `POST` to the token endpoint is read whole on the event loop and handed to
+    /// `respond` there, rather than through Hummingbird's asynchronous channel.
+    package func route(to respond: @escaping Respond, logger: Logger) {
+        routedState.withLockedValue { $0 = Routed(paths: [Substring(Endpoint.token.path)], respond: respond, logger: logger) }
+    }
+
+    var routed: Routed? { routedState.withLockedValue { $0 } }
 
     /// Publishes the documents of `services`' provider: from now on they are answered on the
     /// event loop. Not when the log shows every request (`debug`): then the router answers them,
@@ -69,14 +98,18 @@ package final class PublicDocuments: Sendable {
     }
 }
 
-/// Answers a plain `GET` of a ``PublicDocuments`` document on the event loop; passes every other
-/// request on to the router, untouched. Sits after Hummingbird's connection-state handler, so
-/// the idle timeout and a graceful shutdown see these requests as they see any other.
+/// Answers a plain `GET` of a ``PublicDocuments`` document on the event loop; reads a token
+/// request whole and hands it to the responder itself (``RoutedRequest``); passes every other
+/// request on to the router's side (Hummingbird's asynchronous channel), untouched. Sits after
+/// Hummingbird's connection-state handler, so the idle timeout and a graceful shutdown see these
+/// requests as they see any other.
 ///
-/// Only a request the router would answer the same way is answered here: `GET`, no body, no
-/// `Connection: close` (the router's side closes the connection after the answer). Pipelined
-/// requests are answered in the order they came: an answer waits until the router's answers to
-/// the requests before it are written.
+/// Only a request the router would answer the same way is answered here: a document's `GET`
+/// with no body, a token `POST` with a form's `Content-Length`, neither with `Connection: close`
+/// (the router's side closes the connection after the answer). Pipelined requests are answered
+/// in the order they came: an answer waits until the answers to the requests before it are
+/// written, and while the responder answers a token request no further request is read (one at
+/// a time on a connection, as on the router's side).
 final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -89,6 +122,8 @@ final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler
         case router
         /// Answered here once it is read (`complete`) and every answer before it is written.
         case document(PublicDocuments.Document, PublicDocuments.Settings, requestID: String, started: UInt64, complete: Bool)
+        /// Read here, answered by the responder (``RoutedRequest``).
+        case routed(RoutedRequest)
     }
 
     private let documents: PublicDocuments
@@ -104,25 +139,53 @@ final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// This connection's request ids: a random prefix, then a count (an id is unique, not secret).
     private var requestIDs = RequestIDs()
 
+    /// Whether the handler is still in the pipeline (an answer made after the connection closed is dropped).
+    private var added = true
+    /// The connection's peer, read at its first request for the responder.
+    private var peer: IPAddress??
+    /// Whether the responder is answering a request read here (from its end until its answer is
+    /// written): the parts read meanwhile wait in ``deferred``, and the channel reads no more.
+    private var answering = false
+    /// Request parts read while the responder answered (those the bytes of one read held), oldest first.
+    private var deferred = CircularBuffer<NIOAny>()
+    /// Whether the channel asked for more bytes while the responder answered.
+    private var readAsked = false
+
     init(documents: PublicDocuments) {
         self.documents = documents
     }
 
+    func handlerRemoved(context: ChannelHandlerContext) {
+        added = false
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !answering else {
+            deferred.append(data)
+            return
+        }
         switch unwrapInboundIn(data) {
         case .head(let request):
             if let (document, settings) = answerable(request) {
                 forwarding = false
                 pending.append(.document(document, settings, requestID: requestIDs.make(from: request.headerFields[.xRequestID]),
                                          started: DispatchTime.now().uptimeNanoseconds, complete: false))
+            } else if let (routed, length) = routable(request) {
+                forwarding = false
+                pending.append(.routed(RoutedRequest(head: request, length: length, routed: routed,
+                                                     allocator: context.channel.allocator)))
             } else {
                 forwarding = true
                 pending.append(.router)
                 context.fireChannelRead(data)
             }
-        case .body:
+        case .body(let bytes):
+            if forwarding {
+                context.fireChannelRead(data)
+            } else if let last = pending.last, case .routed(let request) = last {
+                request.body.writeImmutableBuffer(bytes)
+            }
             // A body part of a document's GET is read and dropped, as the router's route would.
-            if forwarding { context.fireChannelRead(data) }
         case .end:
             if forwarding {
                 context.fireChannelRead(data)
@@ -130,13 +193,18 @@ final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler
                 pending[pending.index(before: pending.endIndex)] = .document(document, settings, requestID: requestID, started: started,
                                                                               complete: true)
                 answerReady(context: context)
+            } else if let last = pending.last, case .routed(let request) = last {
+                answering = true
+                respond(to: request, context: context)
             }
             forwarding = false
         }
     }
 
-    /// The router's answers pass here on their way out; once one ends, the documents asked for
-    /// after it are answered.
+    /// The router's answers pass here on their way out; once one ends, the answers asked for
+    /// after it that are ready are written. (None of the router's answers can come while an
+    /// answer before it is still being made: a request after one the responder is answering
+    /// isn't read until that answer is out.)
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         context.write(data, promise: promise)
         if case .end = unwrapOutboundIn(data), let first = pending.first, case .router = first {
@@ -145,12 +213,91 @@ final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler
         }
     }
 
-    /// Answers the documents at the front of the queue that are read in full.
+    /// Writes the answers at the front of the queue that are ready: documents read in full, and
+    /// the responder's answer once made, after which the requests read meanwhile go on.
     private func answerReady(context: ChannelHandlerContext) {
-        while let first = pending.first, case .document(let document, let settings, let requestID, let started, true) = first {
-            pending.removeFirst()
-            answer(context: context, document: document, settings: settings, requestID: requestID, started: started)
+        while let first = pending.first {
+            switch first {
+            case .router, .document(_, _, _, _, false):
+                return
+            case .document(let document, let settings, let requestID, let started, true):
+                pending.removeFirst()
+                answer(context: context, document: document, settings: settings, requestID: requestID, started: started)
+            case .routed(let request):
+                guard let answer = request.answer else { return }
+                pending.removeFirst()
+                write(context: context, answer)
+                answering = false
+                readDeferred(context: context)
+            }
         }
+    }
+
+    /// Reads the parts that arrived while the responder answered, until one of them is a request
+    /// for the responder again; then asks for more bytes if the channel had.
+    private func readDeferred(context: ChannelHandlerContext) {
+        guard !deferred.isEmpty else {
+            if readAsked { readAsked = false; context.read() }
+            return
+        }
+        while !answering, let part = deferred.popFirst() {
+            channelRead(context: context, data: part)
+        }
+        // What went on to the router's side is delivered there at the end of a read.
+        context.fireChannelReadComplete()
+        if !answering, readAsked { readAsked = false; context.read() }
+    }
+
+    /// While the responder answers a request, the channel reads no more bytes: one request at a
+    /// time on a connection, as the router's side reads them.
+    func read(context: ChannelHandlerContext) {
+        if answering || !deferred.isEmpty { readAsked = true } else { context.read() }
+    }
+
+    /// Hands a request read in full to the responder, in a task of its own (on this event loop
+    /// when the tasks run on the loops); its answer is written when every answer before it is.
+    private func respond(to request: RoutedRequest, context: ChannelHandlerContext) {
+        let made = request.made()
+        let source = ApplicationRequestContextSource(channel: context.channel, logger: request.routed.logger)
+        let respond = request.routed.respond
+        if peer == nil { peer = .some(TesseraRequestContext.peer(of: context.channel)) }
+        let address = peer ?? nil
+        context.eventLoop.makeFutureWithTask { await RoutedRequest.answer(made, source: source, peer: address, respond: respond) }
+            .assumeIsolatedUnsafeUnchecked().whenSuccess { answer in
+                request.answer = answer
+                guard self.added else { return }
+                self.answerReady(context: context)
+            }
+    }
+
+    /// The responder's answer, as Hummingbird's writer would send it: the head with the date,
+    /// the body, the end.
+    private func write(context: ChannelHandlerContext, _ answer: RoutedRequest.Answer) {
+        switch answer {
+        case .response(var head, let body, let trailers):
+            head.headerFields[.date] = date.now()
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
+            if body.readableBytes > 0 { context.write(wrapOutboundOut(.body(body)), promise: nil) }
+            context.writeAndFlush(wrapOutboundOut(.end(trailers)), promise: nil)
+        case .failed:
+            // The body failed to be made: with its head already out, the router's writer would
+            // leave the connection with half an answer; nothing is written, the connection closes.
+            context.close(promise: nil)
+        }
+    }
+
+    /// The responder's route `request` asks for, when it is read here, and its body's length:
+    /// a `POST` with a `Content-Length` no larger than a form may be (a larger body goes to the
+    /// router, which refuses it as before), no `Transfer-Encoding`, no `Expect` (the router's
+    /// side answers `100 Continue`), no `Connection: close` (the router's side closes after).
+    private func routable(_ request: HTTPRequest) -> (PublicDocuments.Routed, Int)? {
+        guard request.method == .post, let target = request.path,
+              let length = request.headerFields[.contentLength].flatMap({ Int($0) }), (0...maxFormBody).contains(length),
+              request.headerFields[.transferEncoding] == nil, request.headerFields[.expect] == nil,
+              !(request.headerFields[values: .connection].contains { $0.lowercased().contains("close") }),
+              let routed = documents.routed, routed.paths.contains(target[..<(target.firstIndex(of: "?") ?? target.endIndex)])
+        else { return nil }
+        return (routed, length)
     }
 
     /// The document `request` asks for, when this handler may answer it.
@@ -315,5 +462,65 @@ struct RequestIDs {
         count += 1
         return Base64URL.encode(prefix + [UInt8(truncatingIfNeeded: count >> 16), UInt8(truncatingIfNeeded: count >> 8),
                                           UInt8(truncatingIfNeeded: count)])
+    }
+}
+
+/// A request read whole on the event loop for the responder (``PublicDocumentHandler``), and
+/// its answer once made. Used on the connection's event loop only, but for what ``made()`` and
+/// ``answer(_:source:respond:)`` hand to the task.
+final class RoutedRequest {
+    /// The responder's answer, made in the task.
+    enum Answer: Sendable {
+        case response(HTTPResponse, ByteBuffer, HTTPFields?)
+        /// The response's body failed while it was being made.
+        case failed
+    }
+
+    let head: HTTPRequest
+    let routed: PublicDocuments.Routed
+    var body: ByteBuffer
+    var answer: Answer?
+
+    init(head: HTTPRequest, length: Int, routed: PublicDocuments.Routed, allocator: ByteBufferAllocator) {
+        self.head = head
+        self.routed = routed
+        self.body = allocator.buffer(capacity: length)
+    }
+
+    /// The request as the router sees it, its body whole.
+    func made() -> Request {
+        Request(head: head, body: RequestBody(buffer: body))
+    }
+
+    /// What Hummingbird's application does with a request: its context (with the connection's
+    /// peer, `peer`), the responder's answer
+    /// (a 500 without a body for an error no responder turned into an answer), the body made.
+    static func answer(_ request: Request, source: ApplicationRequestContextSource, peer: IPAddress?,
+                       respond: PublicDocuments.Respond) async -> Answer {
+        let context = TesseraRequestContext(source: source, peer: peer)
+        var response: Response
+        do {
+            response = try await respond(request, context)
+        } catch {
+            source.logger.debug("Unrecognised Error", metadata: ["error.type": "\(error)"])
+            response = Response(status: .internalServerError, body: .init())
+        }
+        let collector = BodyCollector()
+        do { try await response.body.write(collector) } catch { return .failed }
+        return .response(response.head, collector.bytes, collector.trailers)
+    }
+}
+
+/// Takes a response's body as the responder writes it, whole.
+private final class BodyCollector: ResponseBodyWriter {
+    var bytes = ByteBuffer()
+    var trailers: HTTPFields?
+
+    func write(_ buffer: ByteBuffer) async throws {
+        if bytes.readableBytes == 0 { bytes = buffer } else { bytes.writeImmutableBuffer(buffer) }
+    }
+
+    func finish(_ trailingHeaders: HTTPFields?) async throws {
+        trailers = trailingHeaders
     }
 }

@@ -144,6 +144,86 @@ struct PublicDocumentsTests {
         }
     }
 
+    static func tokenPost(_ body: String, basic: String? = nil, _ extra: String = "") -> String {
+        let authorization = basic.map { "Authorization: Basic \(Data($0.utf8).base64EncodedString())\r\n" } ?? ""
+        return "POST /token HTTP/1.1\r\nHost: id.example\r\nContent-Type: application/x-www-form-urlencoded\r\n\(authorization)\(extra)"
+            + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+    }
+
+    @Test("a token request read on the event loop and answered by the router, in order, as the router's own path answers it")
+    func tokenRequestsFromTheLoop() async throws {
+        try await withServedProvider(configure: { $0.issuer = "https://id.example" }) { provider, port in
+            try await provider.addWebClient(id: "service", grants: ["client_credentials"], scopes: ["api"])
+            let grant = "grant_type=client_credentials&scope=api"
+            let credentials = "service:\(testSecret)"
+            // Pipelined: routed from the loop, a document, routed again with a larger body, one the
+            // router reads itself (chunked), a failure, one with `Expect` and one with `Connection:
+            // close` (both the router's too).
+            let chunked = "POST /token HTTP/1.1\r\nHost: id.example\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                + "Authorization: Basic \(Data(credentials.utf8).base64EncodedString())\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + "\(String(grant.utf8.count, radix: 16))\r\n\(grant)\r\n0\r\n\r\n"
+            let answers = try await exchange(port: port, [
+                Self.tokenPost(grant, basic: credentials, "X-Request-Id: proxy-given-id-5678\r\n"),
+                Self.get("/jwks.json"),
+                Self.tokenPost(grant + "&" + String(repeating: "x", count: 3000) + "=1", basic: credentials),
+                chunked,
+                Self.tokenPost(grant, basic: "service:wrong-secret-wrong-secret-wrong"),
+                Self.tokenPost(grant, basic: credentials, "Expect: 100-continue\r\n"),
+                Self.tokenPost(grant, basic: credentials, "Connection: close\r\n"),
+            ])
+            let statuses = answers.map(\.status)
+            #expect(statuses == ["HTTP/1.1 200 OK", "HTTP/1.1 200 OK", "HTTP/1.1 200 OK", "HTTP/1.1 200 OK", "HTTP/1.1 401 Unauthorized",
+                                 "HTTP/1.1 200 OK", "HTTP/1.1 200 OK"], "\(statuses)")
+            guard answers.count == 7 else { return }
+            let (first, loopSecond, routerRead, failed, last) = (answers[0], answers[2], answers[3], answers[4], answers[6])
+            #expect(first.field("X-Request-Id") == "proxy-given-id-5678")
+            #expect(answers[1].body.contains("\"keys\""), "the document in its place")
+            for answer in [first, loopSecond, routerRead, answers[5], last] {
+                let token = try #require(try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])
+                #expect(token["token_type"] as? String == "Bearer" && (token["access_token"] as? String)?.isEmpty == false)
+            }
+            // The same header fields whichever side read the request (the router's own answer is the reference).
+            #expect(first.stableFields == routerRead.stableFields && loopSecond.stableFields == routerRead.stableFields,
+                    "\(first.stableFields) against \(routerRead.stableFields)")
+            #expect(first.field("Strict-Transport-Security") == SecurityHeadersMiddleware.hstsValue
+                    && first.field("Cache-Control") == "no-store" && first.field("Date")?.hasSuffix(" GMT") == true)
+            #expect(failed.body.contains("invalid_client") && failed.field("WWW-Authenticate") != nil)
+            let ids = answers.compactMap { $0.field("X-Request-Id") }
+            #expect(ids.count == 7 && Set(ids).count == 7, "every answer has its own request id")
+        }
+    }
+
+    @Test("many pipelined token requests: answered one at a time, in order, with documents and the router's answers between")
+    func manyPipelined() async throws {
+        try await withServedProvider { provider, port in
+            try await provider.addWebClient(id: "service", grants: ["client_credentials"], scopes: ["api"])
+            let requests = (0..<30).map { index in
+                switch index % 3 {
+                case 0: Self.tokenPost("grant_type=client_credentials&scope=api", basic: "service:\(testSecret)")
+                case 1: Self.get("/jwks.json")
+                default: Self.tokenPost("grant_type=client_credentials", basic: "service:wrong-secret-\(index)")
+                }
+            } + [Self.get("/health", "Connection: close\r\n")]
+            let answers = try await exchange(port: port, requests)
+            let expected = (0..<30).map { ["HTTP/1.1 200 OK", "HTTP/1.1 200 OK", "HTTP/1.1 401 Unauthorized"][$0 % 3] } + ["HTTP/1.1 200 OK"]
+            #expect(answers.map(\.status) == expected)
+            let tokens = answers.enumerated().filter { $0.offset % 3 == 0 && $0.offset < 30 }.map(\.element.body)
+            #expect(tokens.count == 10 && tokens.allSatisfy { $0.contains("\"access_token\"") } && Set(tokens).count == 10)
+            #expect(answers.last?.body.hasPrefix("ok") == true)
+        }
+    }
+
+    @Test("a token request's form too large for the loop goes to the router, which refuses it as before")
+    func largeTokenRequestGoesToTheRouter() async throws {
+        try await withServedProvider { provider, port in
+            try await provider.addWebClient(id: "service", grants: ["client_credentials"], scopes: ["api"])
+            let body = "grant_type=client_credentials&pad=" + String(repeating: "y", count: maxFormBody)
+            let answers = try await exchange(port: port, [Self.tokenPost(body, basic: "service:\(testSecret)", "Connection: close\r\n")])
+            #expect(answers.first?.status == "HTTP/1.1 400 Bad Request" && answers.first?.body.contains("too large") == true,
+                    "\(answers.first?.status ?? "none") \(answers.first?.body ?? "")")
+        }
+    }
+
     @Test("the answers are counted under the router's metric names")
     func metrics() async throws {
         bootstrapMetrics()

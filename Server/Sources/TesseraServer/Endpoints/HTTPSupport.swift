@@ -15,9 +15,19 @@ public struct TesseraRequestContext: RequestContext {
     public let eventLoop: any EventLoop
 
     public init(source: ApplicationRequestContextSource) {
+        self.init(source: source, peer: Self.peer(of: source.channel))
+    }
+
+    /// With the peer's address already known (read once per connection by ``PublicDocumentHandler``).
+    init(source: ApplicationRequestContextSource, peer: IPAddress?) {
         coreContext = .init(source: source)
-        clientAddress = source.channel.remoteAddress?.ipAddress.flatMap { IPAddress($0) }
+        clientAddress = peer
         eventLoop = source.channel.eventLoop
+    }
+
+    /// The address of the connection's peer.
+    static func peer(of channel: any Channel) -> IPAddress? {
+        channel.remoteAddress?.ipAddress.flatMap { IPAddress($0) }
     }
 
     /// What the client's requests are counted under: its IPv4 address, or its IPv6 /64.
@@ -83,7 +93,7 @@ extension Request {
     func basicCredentials() throws -> BasicCredentials? {
         guard let header = headers[.authorization] else { return nil }
         guard header.count > 6, header.prefix(6).lowercased() == "basic " else { return nil }
-        guard let data = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+        guard let data = Data(base64Encoded: String(Self.trimmed(header.dropFirst(6)))),
               let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":") else {
             throw OAuthError.invalidClient("The Basic credentials are malformed.")
         }
@@ -97,7 +107,15 @@ extension Request {
     /// A bearer token from the Authorization header (RFC 6750 §2.1).
     var bearerToken: String? {
         guard let header = headers[.authorization], header.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
-        return String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        return String(Self.trimmed(header.dropFirst(7)))
+    }
+
+    /// `value` without the spaces and tabs around it (RFC 9110's optional whitespace), without
+    /// Foundation's `trimmingCharacters`, which bridges the string to an `NSString` on Linux.
+    static func trimmed(_ value: Substring) -> Substring {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = value.firstIndex(where: { !isSpace($0) }), let last = value.lastIndex(where: { !isSpace($0) }) else { return "" }
+        return value[first...last]
     }
 }
 
