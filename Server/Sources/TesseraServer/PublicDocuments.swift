@@ -288,8 +288,8 @@ final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     /// The responder's route `request` asks for, when it is read here, and its body's length:
     /// a `POST` with a `Content-Length` no larger than a form may be (a larger body goes to the
-    /// router, which refuses it as before), no `Transfer-Encoding`, no `Expect` (the router's
-    /// side answers `100 Continue`), no `Connection: close` (the router's side closes after).
+    /// router, which refuses it as before), no `Transfer-Encoding`, no `Expect` (left to the
+    /// router's side, as before), no `Connection: close` (the router's side closes after).
     private func routable(_ request: HTTPRequest) -> (PublicDocuments.Routed, Int)? {
         guard request.method == .post, let target = request.path,
               let length = request.headerFields[.contentLength].flatMap({ Int($0) }), (0...maxFormBody).contains(length),
