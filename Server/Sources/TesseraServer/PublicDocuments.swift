@@ -50,9 +50,8 @@ package final class PublicDocuments: Sendable {
     /// The routes whose requests go from the event loop straight to the responder, and the logger
     /// their contexts carry.
     struct Routed: Sendable {
-        /// `POST` paths (the token endpoint's): the requests every client makes most, with a small
-        /// form for a body.
-        let paths: Set<Substring>
+        /// The token endpoint's path: the requests every client makes most, with a small form for a body.
+        let path: Substring
         let respond: Respond
         let logger: Logger
     }
@@ -66,7 +65,7 @@ package final class PublicDocuments: Sendable {
     /// From now on a `POST` to the token endpoint is read whole on the event loop and handed to
     /// `respond` there, rather than through Hummingbird's asynchronous channel.
     package func route(to respond: @escaping Respond, logger: Logger) {
-        routedState.withLockedValue { $0 = Routed(paths: [Substring(Endpoint.token.path)], respond: respond, logger: logger) }
+        routedState.withLockedValue { $0 = Routed(path: Substring(Endpoint.token.path), respond: respond, logger: logger) }
     }
 
     var routed: Routed? { routedState.withLockedValue { $0 } }
@@ -141,8 +140,8 @@ final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     /// Whether the handler is still in the pipeline (an answer made after the connection closed is dropped).
     private var added = true
-    /// The connection's peer, read at its first request for the responder.
-    private var peer: IPAddress??
+    /// The connection's peer, for the responder's request contexts.
+    private var peer: IPAddress?
     /// Whether the responder is answering a request read here (from its end until its answer is
     /// written): the parts read meanwhile wait in ``deferred``, and the channel reads no more.
     private var answering = false
@@ -153,6 +152,10 @@ final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     init(documents: PublicDocuments) {
         self.documents = documents
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        peer = TesseraRequestContext.peer(of: context.channel)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -226,7 +229,14 @@ final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler
             case .routed(let request):
                 guard let answer = request.answer else { return }
                 pending.removeFirst()
-                write(context: context, answer)
+                guard case .response(let head, let body, let trailers) = answer else {
+                    // The body failed to be made: the router's writer would have left half an answer
+                    // on the connection. Nothing is written and nothing more is read; it closes.
+                    deferred.removeAll()
+                    context.close(promise: nil)
+                    return
+                }
+                writeAnswer(context: context, head: head, body: body, trailers: trailers)
                 answering = false
                 readDeferred(context: context)
             }
@@ -259,10 +269,8 @@ final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler
     private func respond(to request: RoutedRequest, context: ChannelHandlerContext) {
         let made = request.made()
         let source = ApplicationRequestContextSource(channel: context.channel, logger: request.routed.logger)
-        let respond = request.routed.respond
-        if peer == nil { peer = .some(TesseraRequestContext.peer(of: context.channel)) }
-        let address = peer ?? nil
-        context.eventLoop.makeFutureWithTask { await RoutedRequest.answer(made, source: source, peer: address, respond: respond) }
+        let (respond, peer) = (request.routed.respond, peer)
+        context.eventLoop.makeFutureWithTask { await RoutedRequest.answer(made, source: source, peer: peer, respond: respond) }
             .assumeIsolatedUnsafeUnchecked().whenSuccess { answer in
                 request.answer = answer
                 guard self.added else { return }
@@ -272,18 +280,12 @@ final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     /// The responder's answer, as Hummingbird's writer would send it: the head with the date,
     /// the body, the end.
-    private func write(context: ChannelHandlerContext, _ answer: RoutedRequest.Answer) {
-        switch answer {
-        case .response(var head, let body, let trailers):
-            head.headerFields[.date] = date.now()
-            context.write(wrapOutboundOut(.head(head)), promise: nil)
-            if body.readableBytes > 0 { context.write(wrapOutboundOut(.body(body)), promise: nil) }
-            context.writeAndFlush(wrapOutboundOut(.end(trailers)), promise: nil)
-        case .failed:
-            // The body failed to be made: with its head already out, the router's writer would
-            // leave the connection with half an answer; nothing is written, the connection closes.
-            context.close(promise: nil)
-        }
+    private func writeAnswer(context: ChannelHandlerContext, head: HTTPResponse, body: ByteBuffer, trailers: HTTPFields?) {
+        var head = head
+        head.headerFields[.date] = date.now()
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if body.readableBytes > 0 { context.write(wrapOutboundOut(.body(body)), promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(.end(trailers)), promise: nil)
     }
 
     /// The responder's route `request` asks for, when it is read here, and its body's length:
@@ -291,23 +293,26 @@ final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// router, which refuses it as before), no `Transfer-Encoding`, no `Expect` (left to the
     /// router's side, as before), no `Connection: close` (the router's side closes after).
     private func routable(_ request: HTTPRequest) -> (PublicDocuments.Routed, Int)? {
-        guard request.method == .post, let target = request.path,
+        guard request.method == .post, let path = Self.keptOpenPath(request),
               let length = request.headerFields[.contentLength].flatMap({ Int($0) }), (0...maxFormBody).contains(length),
-              request.headerFields[.transferEncoding] == nil, request.headerFields[.expect] == nil,
-              !(request.headerFields[values: .connection].contains { $0.lowercased().contains("close") }),
-              let routed = documents.routed, routed.paths.contains(target[..<(target.firstIndex(of: "?") ?? target.endIndex)])
-        else { return nil }
+              request.headerFields[.expect] == nil, let routed = documents.routed, routed.path == path else { return nil }
         return (routed, length)
+    }
+
+    /// The path `request` asks for (before any query: found, not split, as a split makes an array
+    /// per request), when its body, if any, has a length (no `Transfer-Encoding`) and the
+    /// connection stays open after its answer (no `Connection: close`); nil otherwise.
+    private static func keptOpenPath(_ request: HTTPRequest) -> Substring? {
+        guard let target = request.path, request.headerFields[.transferEncoding] == nil,
+              !(request.headerFields[values: .connection].contains { $0.lowercased().contains("close") }) else { return nil }
+        return target[..<(target.firstIndex(of: "?") ?? target.endIndex)]
     }
 
     /// The document `request` asks for, when this handler may answer it.
     private func answerable(_ request: HTTPRequest) -> (PublicDocuments.Document, PublicDocuments.Settings)? {
-        guard request.method == .get, let target = request.path,
-              request.headerFields[.contentLength].map({ $0 == "0" }) ?? true,
-              request.headerFields[.transferEncoding] == nil,
-              !(request.headerFields[values: .connection].contains { $0.lowercased().contains("close") }) else { return nil }
-        // The path before any query (found, not split: a split makes an array per request).
-        return documents.document(at: target[..<(target.firstIndex(of: "?") ?? target.endIndex)])
+        guard request.method == .get, let path = Self.keptOpenPath(request),
+              request.headerFields[.contentLength].map({ $0 == "0" }) ?? true else { return nil }
+        return documents.document(at: path)
     }
 
     private func answer(context: ChannelHandlerContext, document: PublicDocuments.Document, settings: PublicDocuments.Settings,
