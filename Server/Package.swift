@@ -270,6 +270,7 @@ let package = Package(
                 "TesseraSQL",
                 "TesseraTestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SQLKit", package: "sql-kit"),
             ]
         ),
         // The store contract, on SQLite and (when the tests have one) PostgreSQL.

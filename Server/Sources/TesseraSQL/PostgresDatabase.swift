@@ -137,6 +137,12 @@ public final class PostgresDatabase: TransactionalDatabase {
         }
         configuration.options.maximumConnections = poolSize
         configuration.options.minimumConnections = 0
+        // No keep-alive statement: an idle connection is closed after a minute (the pool's
+        // connectionIdleTimeout) and would have been pinged once before; the keep-alive's timer,
+        // set each time a connection goes back to the pool, was a Dispatch timer per statement
+        // that fired 30 s later, cancelled or not. A connection PostgreSQL closes meanwhile (a
+        // restart, `idle_session_timeout`) leaves the pool when its socket closes, as before.
+        configuration.options.keepAliveBehavior = nil
         configuration.options.connectTimeout = .seconds(5)
         configuration.options.additionalStartupParameters = startupParameters(location)
         return configuration
@@ -194,7 +200,7 @@ public final class PostgresDatabase: TransactionalDatabase {
                     }
                 }
                 group.addTask {
-                    try await Task.sleep(for: waitLimit)
+                    try await Self.sleep(for: waitLimit)
                     guard lease.giveUp() else { return nil }
                     let why = connectFailure.withLockedValue { $0 }.map { "the last attempt to connect failed: \($0)" } ?? "every one busy"
                     throw DatabaseUnavailable(location: location,
@@ -208,6 +214,21 @@ public final class PostgresDatabase: TransactionalDatabase {
                 }
                 preconditionFailure("the lease's task ended without a result or an error")
             }
+        }
+    }
+
+    /// `Task.sleep` on an event loop's timer. Swift's own sleep goes to Dispatch's timers,
+    /// and one cancelled there still fires at its deadline: a lease's wait limit, set and
+    /// cancelled at every statement, kept a Dispatch thread waking for each request seconds
+    /// after it was answered (with the pool's own timers, a tenth of a refresh's CPU). A
+    /// cancelled NIO timer is taken off its loop's heap at once.
+    static func sleep(for duration: Duration) async throws {
+        let loop = MultiThreadedEventLoopGroup.currentEventLoop ?? MultiThreadedEventLoopGroup.singleton.any()
+        let timer = loop.scheduleTask(in: TimeAmount(duration)) {}
+        try await withTaskCancellationHandler {
+            try await timer.futureResult.get()
+        } onCancel: {
+            timer.cancel()
         }
     }
 
@@ -325,11 +346,39 @@ struct WatchedConnection: SQLDatabase {
     var queryLogLevel: Logger.Level? { statements.queryLogLevel }
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> ()) -> EventLoopFuture<Void> {
-        let lost = DatabaseUnavailable(location: location, reason: "the connection closed under a statement, which got no answer")
         guard !connection.isClosed else { return eventLoop.makeFailedFuture(lost) }
         let answer = eventLoop.makePromise(of: Void.self)
         statements.execute(sql: query, onRow).cascade(to: answer)
-        let connection = connection
+        return watched(answer)
+    }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> ()) async throws {
+        try await execute(sql: query, onRow).get()
+    }
+
+    /// The rows of a statement PostgreSQL parses and plans once per connection, at its first use
+    /// there (postgres-nio keeps the connection's prepared statements by name), watched as
+    /// ``execute(sql:_:)`` watches a statement.
+    func rows<Statement: PostgresPreparedStatement>(of statement: Statement) async throws -> [Statement.Row]
+    where Statement.Row: Sendable {
+        guard !connection.isClosed else { throw lost }
+        let answer = eventLoop.makePromise(of: [Statement.Row].self)
+        let (connection, logger) = (connection, logger)
+        answer.completeWithTask {
+            var rows: [Statement.Row] = []
+            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+            return rows
+        }
+        return try await watched(answer).get()
+    }
+
+    private var lost: DatabaseUnavailable {
+        DatabaseUnavailable(location: location, reason: "the connection closed under a statement, which got no answer")
+    }
+
+    /// `answer`'s future, failed as an outage if the connection is found closed before it comes.
+    private func watched<T>(_ answer: EventLoopPromise<T>) -> EventLoopFuture<T> {
+        let (connection, lost) = (connection, lost)
         let watch = eventLoop.scheduleRepeatedTask(initialDelay: Self.watchInterval, delay: Self.watchInterval) { watch in
             // An answer that came meanwhile wins: a promise is completed once.
             if connection.isClosed {
@@ -339,10 +388,6 @@ struct WatchedConnection: SQLDatabase {
         }
         answer.futureResult.whenComplete { _ in watch.cancel() }
         return answer.futureResult
-    }
-
-    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> ()) async throws {
-        try await execute(sql: query, onRow).get()
     }
 }
 

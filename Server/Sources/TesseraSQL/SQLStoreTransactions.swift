@@ -1,3 +1,4 @@
+import PostgresKit
 import SQLKit
 import TesseraDomain
 
@@ -14,27 +15,15 @@ extension SQLStore {
                                          clock: WallClock) async throws -> (grant: Grant, user: User)? {
         guard database.writesInCommonTableExpressions else { return nil }
         return try await database.withDatabase { db in
-            let now = clock.now()
             // The token's row is taken as `takeRefreshToken` takes it (a rotation of it under way
             // elsewhere is waited for, then found used); the grant and user rows are read, as a
             // transaction's SELECTs would read them, and returned side by side (the grant's
             // columns prefixed); the successor is inserted only when a row was taken.
-            guard let row = try await db.raw("""
-                WITH taken AS (
-                    UPDATE refresh_tokens AS t SET used_at = \(bind: now)
-                    FROM grants AS g, users AS u
-                    WHERE t.token_hash = \(bind: tokenHash) AND t.client_id = \(bind: clientID) AND t.used_at IS NULL
-                        AND t.expires_at > \(bind: now)
-                        AND g.id = t.grant_id AND g.revoked_at IS NULL AND g.expires_at > \(bind: now) AND g.device_session_id IS NULL
-                        AND u.id = g.user_id AND u.disabled_at IS NULL
-                    RETURNING \(unsafeRaw: Self.grantColumns.map { "g.\($0) AS grant_\($0)" }.joined(separator: ", ")), u.*),
-                successor AS (
-                    INSERT INTO refresh_tokens (token_hash, grant_id, client_id, created_at, expires_at, replaces)
-                    SELECT \(bind: successor.tokenHash), grant_id, \(bind: clientID), \(bind: now),
-                        LEAST(\(bind: now + successor.lifetime), grant_expires_at), \(bind: tokenHash)
-                    FROM taken)
-                SELECT * FROM taken
-                """).first() else { return nil }
+            guard let connection = db as? WatchedConnection else { return nil }
+            let now = clock.now()
+            let rotation = RefreshTokenRotation(now: now, tokenHash: tokenHash, clientID: clientID, successorHash: successor.tokenHash,
+                                                successorExpiry: now + successor.lifetime)
+            guard let row = try await connection.rows(of: rotation).first?.sql() else { return nil }
             return (try Self.grant(PrefixedRow(row: row, prefix: "grant_")), try Self.user(row))
         }
     }
@@ -42,6 +31,9 @@ extension SQLStore {
     /// The columns of `grants`, as ``grant(_:)`` reads them.
     static let grantColumns = ["id", "client_id", "user_id", "scope", "claims", "auth_time", "amr", "sid", "created_at", "expires_at",
                                "revoked_at", "device_session_id"]
+    /// The columns of `users`, as ``user(_:)`` reads them.
+    static let userColumns = ["id", "email", "email_verified", "password_hash", "profile", "created_at", "updated_at", "version",
+                              "disabled_at", "roles"]
 }
 
 /// The columns of a row whose names start with `prefix`, by their names without it: one table's

@@ -1,4 +1,5 @@
 import Foundation
+import SQLKit
 import Testing
 import TesseraCore
 @testable import TesseraDomain
@@ -188,6 +189,14 @@ struct TokenFamilyTests {
                 RefreshTokenRecord(tokenHash: "r5", grantID: g.id, clientID: "web", expiresAt: now + 100)
             } == .reused)
             #expect(try await store.refreshTokenGrant(tokenHash: "r4", now: now + 2) == nil)
+            // The statement is prepared on its connection; PostgreSQL plans it generically after five
+            // runs. Another node's migration then adds a column to users: the rotation keeps the shape
+            // it was prepared with (no "cached plan must not change result type").
+            let h = try await store.addFamily(user, token: "s1", now: now)
+            for step in 1...6 { #expect(try await atOnce("s\(step)", to: "s\(step + 1)")?.grant == h) }
+            try await store.database.withDatabase { db in try await db.raw("ALTER TABLE users ADD COLUMN added_later TEXT").run() }
+            let after = try #require(try await atOnce("s7", to: "s8"))
+            #expect(after.grant == h && after.user == user)
         }
     }
 
