@@ -221,14 +221,19 @@ public final class PostgresDatabase: TransactionalDatabase {
     /// and one cancelled there still fires at its deadline: a lease's wait limit, set and
     /// cancelled at every statement, kept a Dispatch thread waking for each request seconds
     /// after it was answered (with the pool's own timers, a tenth of a refresh's CPU). A
-    /// cancelled NIO timer is taken off its loop's heap at once.
+    /// cancelled NIO timer is taken off its loop's heap at once. Cancelled, it throws what
+    /// `Task.sleep` throws, `CancellationError` (a service stopping tells it from a failure).
     static func sleep(for duration: Duration) async throws {
         let loop = MultiThreadedEventLoopGroup.currentEventLoop ?? MultiThreadedEventLoopGroup.singleton.any()
         let timer = loop.scheduleTask(in: TimeAmount(duration)) {}
-        try await withTaskCancellationHandler {
-            try await timer.futureResult.get()
-        } onCancel: {
-            timer.cancel()
+        do {
+            try await withTaskCancellationHandler {
+                try await timer.futureResult.get()
+            } onCancel: {
+                timer.cancel()
+            }
+        } catch EventLoopError.cancelled {
+            throw CancellationError()
         }
     }
 

@@ -200,6 +200,18 @@ struct SQLiteFileTests {
         try await database.close()
     }
 
+    @Test("the wait limit's sleep ends at its deadline, and when cancelled ends at once with CancellationError, as Task.sleep does")
+    func waitLimitSleep() async throws {
+        let started = ContinuousClock.now
+        try await PostgresDatabase.sleep(for: .milliseconds(50))
+        #expect(ContinuousClock.now - started >= .milliseconds(45))
+        let sleeper = Task { try await PostgresDatabase.sleep(for: .seconds(60)) }
+        sleeper.cancel()
+        let cancelled = ContinuousClock.now
+        await #expect(throws: CancellationError.self) { try await sleeper.value }
+        #expect(ContinuousClock.now - cancelled < .seconds(10))
+    }
+
     @Test("PostgreSQL: a connection cut under a statement is DatabaseUnavailable, with the SQLSTATE and PostgreSQL's message",
           .enabled(if: TestBackend.available.contains(.postgres), "needs TESSERA_TEST_POSTGRES"))
     func postgresConnectionCut() async throws {
