@@ -594,6 +594,12 @@ if [ "$POSTGRES" = 1 ]; then
     source "$ROOT/scripts/postgres-cluster.sh"
     PG_DURABLE=1 start_test_postgres >"$OUT/postgres.log" 2>&1 || { cat "$OUT/postgres.log" >&2; die "PostgreSQL did not start"; }
     cat "$OUT/postgres.log"
+    # pg_ctl starts PostgreSQL in a session of its own: with the kernel's autogroups that is a
+    # scheduling group of its own, which gets little CPU when it wakes from idle beside loads that
+    # keep both cores busy (a new connection can wait seconds: docs/performance.md, eighth session).
+    if [ "$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo 0)" = 1 ]; then
+        echo "note: kernel.sched_autogroup_enabled=1: PostgreSQL is a CPU scheduling group of its own; new connections during a load can wait (docs/performance.md)"
+    fi
     PG_URL=$(new_test_database bench)
     TESSERA_MASTER_KEY=$(openssl rand -base64 32)
     export TESSERA_MASTER_KEY
