@@ -149,12 +149,14 @@ final class ClientCache: Sendable {
     static let lifetime: Duration = .seconds(5)
     private static let capacity = 1_000
 
-    /// The clients found, each until it expires (at most ``capacity``: the reads under way are
-    /// apart, so ids nobody knows, however many are asked for at once, never push one out).
+    private enum Entry {
+        case remembered(Client, expires: ContinuousClock.Instant)
+        /// A read under way, told from a later one by its number.
+        case reading(Task<Client?, any Error>, number: UInt64)
+    }
+
     private struct State {
-        var remembered: [String: (client: Client, expires: ContinuousClock.Instant)] = [:]
-        /// A read under way per client, told from a later one by its number.
-        var reading: [String: (task: Task<Client?, any Error>, number: UInt64)] = [:]
+        var entries: [String: Entry] = [:]
         var reads: UInt64 = 0
     }
 
@@ -172,22 +174,28 @@ final class ClientCache: Sendable {
     func client(id: String, read: @escaping @Sendable () async throws -> Client?) async throws -> Client? {
         let now = ContinuousClock.now
         let found: Found = state.withLockedValue { state in
-            if let entry = state.remembered[id], now < entry.expires { return .client(entry.client) }
-            if let under = state.reading[id] { return .read(under.task) }
-            state.reads &+= 1
-            let number = state.reads
-            let task = Task<Client?, any Error> { [self] in
-                do {
-                    let client = try await read()
-                    finish(id, number: number, with: client)
-                    return client
-                } catch {
-                    finish(id, number: number, with: nil)
-                    throw error
+            switch state.entries[id] {
+            case .remembered(let client, let expires)? where now < expires:
+                return .client(client)
+            case .reading(let task, _)?:
+                return .read(task)
+            default:
+                if state.entries.count >= Self.capacity { state.entries.removeAll(keepingCapacity: true) }
+                state.reads &+= 1
+                let number = state.reads
+                let task = Task<Client?, any Error> { [self] in
+                    do {
+                        let client = try await read()
+                        finish(id, number: number, with: client)
+                        return client
+                    } catch {
+                        finish(id, number: number, with: nil)
+                        throw error
+                    }
                 }
+                state.entries[id] = .reading(task, number: number)
+                return .read(task)
             }
-            state.reading[id] = (task, number)
-            return .read(task)
         }
         switch found {
         case .client(let client): return client
@@ -199,8 +207,8 @@ final class ClientCache: Sendable {
     func remembered(_ id: String) -> Client? {
         let now = ContinuousClock.now
         return state.withLockedValue { state in
-            guard let entry = state.remembered[id], now < entry.expires else { return nil }
-            return entry.client
+            guard case .remembered(let client, let expires)? = state.entries[id], now < expires else { return nil }
+            return client
         }
     }
 
@@ -212,23 +220,14 @@ final class ClientCache: Sendable {
     /// Forgets a client this node changed, so the change applies here at once (a read under way
     /// may have read it before the change: what it reads is not remembered).
     func forget(_ id: String) {
-        state.withLockedValue { state in
-            state.remembered[id] = nil
-            state.reading[id] = nil
-        }
+        _ = state.withLockedValue { $0.entries.removeValue(forKey: id) }
     }
 
     private func finish(_ id: String, number: UInt64, with client: Client?) {
         let expires = ContinuousClock.now + lifetime
         state.withLockedValue { state in
-            guard state.reading[id]?.number == number else { return }
-            state.reading[id] = nil
-            guard let client else {
-                state.remembered[id] = nil
-                return
-            }
-            if state.remembered.count >= Self.capacity { state.remembered.removeAll(keepingCapacity: true) }
-            state.remembered[id] = (client, expires)
+            guard case .reading(_, number)? = state.entries[id] else { return }
+            state.entries[id] = client.map { .remembered($0, expires: expires) }
         }
     }
 }

@@ -98,28 +98,6 @@ struct ClientCacheTests {
         #expect(read.calls == 2)
     }
 
-    @Test("ids nobody knows, asked for by two thousand callers at once, don't push a remembered client out")
-    func unknownIDsDontEvict() async throws {
-        let cache = ClientCache(lifetime: .seconds(60))
-        let known = GatedRead { _ in Self.client() }
-        known.open()
-        #expect(try await cache.client(id: "web") { try await known() } != nil)
-        let unknown = GatedRead { _ in nil }
-        let asked = Asked()
-        let tasks = (0..<2_000).map { n in
-            Task<Client?, any Error> {
-                asked.count.withLock { $0 += 1 }
-                return try await cache.client(id: "nobody-\(n)") { try await unknown() }
-            }
-        }
-        while asked.count.withLock({ $0 }) < tasks.count { try await Task.sleep(for: .milliseconds(1)) }
-        while unknown.calls < tasks.count { try await Task.sleep(for: .milliseconds(1)) }
-        #expect(try await cache.client(id: "web") { try await known() } != nil)
-        #expect(known.calls == 1)
-        unknown.open()
-        for task in tasks { #expect(try await task.value == nil) }
-    }
-
     @Test("an unknown id is read each time (a client registered meanwhile is found at once)")
     func unknownIsNotRemembered() async throws {
         let cache = ClientCache(lifetime: .seconds(60))
