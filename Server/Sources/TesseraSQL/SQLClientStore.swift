@@ -9,19 +9,11 @@ extension SQLStore: ClientStore {
     /// looks its client up, and clients change only through the admin CLI (a change reaches
     /// a running server within ``ClientCache/lifetime``). Unknown ids are never remembered,
     /// so a client registered while the server runs is found at once.
-    ///
-    /// One read at a time per client: the requests that need it while it is read wait for that
-    /// read. Under load every request of the moment read it at once when its time was up, and a
-    /// pool on PostgreSQL opened connections for them (which can take seconds on a saturated
-    /// machine: docs/performance.md).
     public func client(id: String) async throws -> Client? {
-        if database is JoinedTransaction {
-            // A transaction's read is made on its connection, by its task, and not shared: it
-            // sees what the transaction wrote before it commits.
-            if let client = clientCache.remembered(id) { return client }
-            return try await currentClient(id: id)
-        }
-        return try await clientCache.client(id: id) { [self] in try await currentClient(id: id) }
+        if let cached = clientCache.client(id: id) { return cached }
+        let client = try await currentClient(id: id)
+        if let client { clientCache.remember(client) }
+        return client
     }
 
     public func currentClient(id: String) async throws -> Client? {
@@ -143,91 +135,34 @@ extension SQLStore: ClientStore {
     }
 }
 
-/// Recently read clients, each kept for ``lifetime``, and the reads under way: a client is read
-/// by one caller at a time, and the others that need it meanwhile wait for that read.
+/// Recently read clients, each kept for ``lifetime``.
 final class ClientCache: Sendable {
     static let lifetime: Duration = .seconds(5)
     private static let capacity = 1_000
+    private let entries = NIOLockedValueBox<[String: (client: Client, expires: ContinuousClock.Instant)]>([:])
 
-    private enum Entry {
-        case remembered(Client, expires: ContinuousClock.Instant)
-        /// A read under way, told from a later one by its number.
-        case reading(Task<Client?, any Error>, number: UInt64)
-    }
-
-    private struct State {
-        var entries: [String: Entry] = [:]
-        var reads: UInt64 = 0
-    }
-
-    private let state = NIOLockedValueBox(State())
-    let lifetime: Duration
-
-    init(lifetime: Duration = ClientCache.lifetime) {
-        self.lifetime = lifetime
-    }
-
-    /// The client `id`: remembered, or from the read under way, or from `read` (called here, by
-    /// this caller alone). A client found is remembered for ``lifetime``; an unknown id is not
-    /// (a client registered meanwhile is found at once); a failed read is not, and every caller
-    /// waiting for it gets its error.
-    func client(id: String, read: @escaping @Sendable () async throws -> Client?) async throws -> Client? {
+    func client(id: String) -> Client? {
         let now = ContinuousClock.now
-        let found: Found = state.withLockedValue { state in
-            switch state.entries[id] {
-            case .remembered(let client, let expires)? where now < expires:
-                return .client(client)
-            case .reading(let task, _)?:
-                return .read(task)
-            default:
-                if state.entries.count >= Self.capacity { state.entries.removeAll(keepingCapacity: true) }
-                state.reads &+= 1
-                let number = state.reads
-                let task = Task<Client?, any Error> { [self] in
-                    do {
-                        let client = try await read()
-                        finish(id, number: number, with: client)
-                        return client
-                    } catch {
-                        finish(id, number: number, with: nil)
-                        throw error
-                    }
-                }
-                state.entries[id] = .reading(task, number: number)
-                return .read(task)
+        return entries.withLockedValue { entries in
+            guard let entry = entries[id] else { return nil }
+            guard entry.expires > now else {
+                entries[id] = nil
+                return nil
             }
-        }
-        switch found {
-        case .client(let client): return client
-        case .read(let task): return try await task.value
+            return entry.client
         }
     }
 
-    /// The client `id` if it is remembered and its time isn't up.
-    func remembered(_ id: String) -> Client? {
-        let now = ContinuousClock.now
-        return state.withLockedValue { state in
-            guard case .remembered(let client, let expires)? = state.entries[id], now < expires else { return nil }
-            return client
-        }
-    }
-
-    private enum Found {
-        case client(Client)
-        case read(Task<Client?, any Error>)
-    }
-
-    /// Forgets a client this node changed, so the change applies here at once (a read under way
-    /// may have read it before the change: what it reads is not remembered).
+    /// Forgets a client this node changed, so the change applies here at once.
     func forget(_ id: String) {
-        _ = state.withLockedValue { $0.entries.removeValue(forKey: id) }
+        _ = entries.withLockedValue { $0.removeValue(forKey: id) }
     }
 
-    private func finish(_ id: String, number: UInt64, with client: Client?) {
-        let expires = ContinuousClock.now + lifetime
-        state.withLockedValue { state in
-            guard case .reading(_, number)? = state.entries[id] else { return }
-            state.entries[id] = client.map { .remembered($0, expires: expires) }
+    func remember(_ client: Client) {
+        let expires = ContinuousClock.now + Self.lifetime
+        entries.withLockedValue { entries in
+            if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
+            entries[client.id] = (client, expires)
         }
     }
 }

@@ -206,23 +206,6 @@ struct StoreTests {
         }
     }
 
-    @Test("a client read in a transaction is read on its connection and not remembered: rolled back, it is not found after",
-          arguments: TestBackend.available)
-    func clientReadInTransaction(on backend: TestBackend) async throws {
-        struct Undo: Error {}
-        try await withStore(backend) { store async throws in
-            await #expect(throws: Undo.self) {
-                try await store.transaction { stores in
-                    let inside = try #require(stores as? SQLStore)
-                    let client = try await inside.addClient(id: "rolled-back")
-                    #expect(try await inside.client(id: client.id)?.name == client.name)
-                    throw Undo()
-                }
-            }
-            #expect(try await store.client(id: "rolled-back") == nil)
-        }
-    }
-
     @Test("consents accumulate per client", arguments: TestBackend.available)
     func consentsMerge(on backend: TestBackend) async throws {
         try await withStore(backend) { store async throws in
