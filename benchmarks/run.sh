@@ -84,9 +84,9 @@ SCRATCH="$ROOT/.build-release"
 mkdir -p "$SCRATCH"
 if [ -n "${BENCH_BIN:-}" ]; then BUILD=0; fi
 if [ "$BUILD" = 1 ]; then
-    say "building the release binary (swift build --package-path Server -c release --scratch-path .build-release)"
+    say "building the release binary (scripts/build-release --scratch-path .build-release)"
     build_start=$(date +%s)
-    if ! (cd "$ROOT" && swift build --package-path Server -c release --product tessera --scratch-path "$SCRATCH" >"$ROOT/.build-release/bench-build.log" 2>&1); then
+    if ! (cd "$ROOT" && bash scripts/build-release --scratch-path "$SCRATCH" >"$ROOT/.build-release/bench-build.log" 2>&1); then
         tail -n 20 "$ROOT/.build-release/bench-build.log" >&2
         die "the release build failed (full log: .build-release/bench-build.log)"
     fi
