@@ -117,6 +117,36 @@ private struct SigningContext: @unchecked Sendable {
     let pointer: OpaquePointer
 }
 
+/// Which library signs RS256: `TESSERA_RSA_ENGINE` is `openssl` or `boringssl`; unset (or `auto`),
+/// OpenSSL where the CPU has AVX-512 IFMA and swift-crypto's BoringSSL elsewhere.
+///
+/// OpenSSL 3's RSA code for IFMA signs RSA-2048 about 2.3 times as fast as BoringSSL. Without
+/// IFMA both libraries run the same Montgomery arithmetic at the same speed (docs/performance.md,
+/// "RSA"), and loading OpenSSL would only cost the memory it touches: ≈ 4 MiB of an idle node.
+package enum RSAEngine: String, Sendable {
+    case openSSL = "openssl"
+    case boringSSL = "boringssl"
+
+    /// This process's choice, from its environment and its CPU.
+    package static let chosen = choose(setting: ProcessInfo.processInfo.environment["TESSERA_RSA_ENGINE"],
+                                       cpuFlags: (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)).map(firstFlags) ?? [])
+
+    /// The engine for a `TESSERA_RSA_ENGINE` value and the CPU's flags (`/proc/cpuinfo`'s names);
+    /// a value that is neither engine's name is `auto`.
+    package static func choose(setting: String?, cpuFlags: Set<Substring>) -> RSAEngine {
+        if let named = setting.flatMap({ RSAEngine(rawValue: $0.lowercased()) }) { return named }
+        return cpuFlags.contains("avx512ifma") ? .openSSL : .boringSSL
+    }
+
+    /// The flags of the first processor in `/proc/cpuinfo`'s text (the kernel lists only what it
+    /// lets programs use: no AVX-512 flags where it does not save their registers).
+    static func firstFlags(_ cpuinfo: String) -> Set<Substring> {
+        guard let line = cpuinfo.split(separator: "\n").first(where: { $0.hasPrefix("flags") }),
+              let colon = line.firstIndex(of: ":") else { return [] }
+        return Set(line[line.index(after: colon)...].split(separator: " "))
+    }
+}
+
 /// The few `libcrypto` functions the signer calls, resolved with `dlsym`.
 package struct LibCrypto: @unchecked Sendable {
     typealias PKeyCtx = OpaquePointer

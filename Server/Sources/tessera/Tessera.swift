@@ -6,24 +6,53 @@ import TesseraServer
 import TesseraNode
 import TesseraDomain
 
-@main
 struct Tessera: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tessera",
         abstract: "Tessera: a self-hosted OpenID Connect provider.",
         subcommands: [Serve.self, Clients.self, Users.self, Keys.self, AuditCommand.self, SettingsCommand.self, Login.self])
+}
 
-    static func main() async {
+/// The entry point: a synchronous `main`, so that `serve` keeps its main thread.
+///
+/// An `async` main hands the main thread to Dispatch (`dispatch_main`), which leaves it through
+/// `pthread_exit`: the thread is unwound, and the unwinder's binary search through the binary's
+/// frame tables maps ≈ 0.4 MiB of an idle node (docs/performance.md, "Start-up and memory").
+/// `serve` runs as a task on the event loops, the main thread waiting for it; the other commands
+/// run as an `async` main would run them, on the main actor with the main thread given to Dispatch.
+@main
+enum Main {
+    static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        guard arguments.first == "serve" else { return await main(nil) }
-        // The server's tasks run on its event loops (Node.runTasksOnEventLoops): set before any
-        // task of the command's is made. The admin commands keep Swift's pool.
-        Node.runTasksOnEventLoops()
-        let settings = Array(arguments.dropFirst())
-        guard Serve.skipsParser(settings) else { return await main(nil) }
-        var serve = Serve()
-        serve.settings = settings
-        do { try await serve.run() } catch { exit(withError: error) }
+        if arguments.first == "serve" {
+            // The server's tasks run on its event loops (Node.runTasksOnEventLoops): set before any
+            // task of the command's is made. The admin commands keep Swift's pool.
+            Node.runTasksOnEventLoops()
+            let settings = Array(arguments.dropFirst())
+            if Serve.skipsParser(settings) {
+                var serve = Serve()
+                serve.settings = settings
+                waitFor { [serve] in
+                    do { try await serve.run() } catch { Tessera.exit(withError: error) }
+                }
+                return
+            }
+        }
+        Task { @MainActor in
+            await Tessera.main(nil)
+            exit(0)
+        }
+        dispatchMain()
+    }
+
+    /// Runs `body` as a task on the global executor, the calling thread blocked until it ends.
+    private static func waitFor(_ body: @escaping @Sendable () async -> Void) {
+        let finished = DispatchSemaphore(value: 0)
+        Task {
+            await body()
+            finished.signal()
+        }
+        finished.wait()
     }
 }
 

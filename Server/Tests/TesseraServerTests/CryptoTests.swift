@@ -84,8 +84,33 @@ struct KeyRingTests {
         #expect(OpenSSLRSASigner.make(for: try JWSSigningKey.generate(.es256, kid: "e")) == nil)
     }
 
+    @Test("OpenSSL signs where the CPU has AVX-512 IFMA or the setting names it; swift-crypto elsewhere")
+    func rsaEngineChoice() {
+        let ifma: Set<Substring> = ["fpu", "avx2", "avx512f", "avx512ifma", "adx"], plain: Set<Substring> = ["fpu", "avx2", "adx"]
+        #expect(RSAEngine.choose(setting: nil, cpuFlags: ifma) == .openSSL)
+        #expect(RSAEngine.choose(setting: nil, cpuFlags: plain) == .boringSSL)
+        #expect(RSAEngine.choose(setting: nil, cpuFlags: []) == .boringSSL)
+        #expect(RSAEngine.choose(setting: "auto", cpuFlags: ifma) == .openSSL)
+        #expect(RSAEngine.choose(setting: "BoringSSL", cpuFlags: ifma) == .boringSSL)
+        #expect(RSAEngine.choose(setting: "openssl", cpuFlags: plain) == .openSSL)
+        let cpuinfo = "processor\t: 0\nflags\t\t: fpu vme avx512f avx512ifma\nbugs\t\t: spectre_v1\n\nprocessor\t: 1\nflags\t\t: fpu\n"
+        #expect(RSAEngine.firstFlags(cpuinfo) == ["fpu", "vme", "avx512f", "avx512ifma"])
+        #expect(RSAEngine.firstFlags("no flags here") == [])
+    }
+
+    @Test("without AVX-512 IFMA the key ring signs RS256 with swift-crypto",
+          .enabled(if: RSAEngine.chosen == .boringSSL, "this machine signs RS256 through OpenSSL"))
+    func keyRingSkipsOpenSSL() async throws {
+        try await withProvider(configure: { $0.signingAlgorithm = .rs256 }) { provider async throws in
+            let token = try JWT(parsing: try provider.keys.sign(["sub": "x"]))
+            try provider.keys.verify(token)
+            #expect(try provider.keys.currentKey.engine == nil)
+            #expect(try provider.keys.signingDescription == "RS256 (swift-crypto)")
+        }
+    }
+
     @Test("the key ring signs RS256 through OpenSSL and its tokens verify with swift-crypto",
-          .enabled(if: LibCrypto.shared != nil, "libcrypto.so.3 is not on this machine"))
+          .enabled(if: RSAEngine.chosen == .openSSL && LibCrypto.shared != nil, "this machine signs RS256 with swift-crypto"))
     func keyRingUsesOpenSSL() async throws {
         try await withProvider(configure: { $0.signingAlgorithm = .rs256 }) { provider async throws in
             let token = try JWT(parsing: try provider.keys.sign(["sub": "x"]))

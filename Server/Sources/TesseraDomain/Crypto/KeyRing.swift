@@ -150,8 +150,11 @@ public final class KeyRing: Sendable {
             data = plain
         }
         let signingKey = try JWSSigningKey(algorithm: key.algorithm, privateKeyData: data, kid: key.kid)
-        // RS256 through OpenSSL where it is there and signs identically (see OpenSSLRSASigner).
-        if let engine = OpenSSLRSASigner.make(for: signingKey, logger: logger) { return signingKey.signing(through: engine) }
+        // RS256 through OpenSSL where it is faster (RSAEngine), is there and signs identically
+        // (OpenSSLRSASigner); nothing loads libcrypto otherwise.
+        if RSAEngine.chosen == .openSSL, let engine = OpenSSLRSASigner.make(for: signingKey, logger: logger) {
+            return signingKey.signing(through: engine)
+        }
         return signingKey
     }
 }
