@@ -151,8 +151,9 @@ if awk -v a="$OPENSSL_1" -v b="$OPENSSL_2" 'BEGIN { exit !(b < 1.7 * a) }'; then
     echo "WARNING: the two-core rate is less than 1.7 x the one-core rate: something else is using the cores," \
         "so the reference (and the ratios below) are off; run again on a quiet machine."
 fi
-# OpenSSL 3 signs RSA-2048 with AVX-512 IFMA code where the CPU has it; BoringSSL (swift-crypto, which the
-# server uses) has no such code path. The rate without it shows what the same arithmetic costs here.
+# OpenSSL 3 signs RSA-2048 with AVX-512 IFMA code where the CPU has it; BoringSSL (swift-crypto) has no
+# such code path. The server signs through OpenSSL only there (docs/configuration.md, "RSA signatures
+# through OpenSSL"). The rate without it shows what the same arithmetic costs here.
 OPENSSL_1_NOIFMA=""
 if grep -qw avx512ifma /proc/cpuinfo; then
     OPENSSL_ia32cap=":~0x200000" openssl speed -seconds 3 rsa2048 >"$OUT/openssl-1core-no-ifma.txt" 2>/dev/null
