@@ -16,8 +16,9 @@ struct Tessera: AsyncParsableCommand {
 /// The entry point: a synchronous `main`, so that `serve` keeps its main thread.
 ///
 /// An `async` main hands the main thread to Dispatch (`dispatch_main`), which leaves it through
-/// `pthread_exit`: the thread is unwound, and the unwinder's binary search through the binary's
-/// frame tables maps ≈ 0.4 MiB of an idle node (docs/performance.md, "Start-up and memory").
+/// `pthread_exit`: the thread is unwound, and the unwinder's code and its binary search through
+/// the binary's frame tables map ≈ 0.8 MiB of an idle node (docs/performance.md, "Start-up and
+/// memory").
 /// `serve` runs as a task on the event loops, the main thread waiting for it; the other commands
 /// run as an `async` main would run them, on the main actor with the main thread given to Dispatch.
 @main
