@@ -59,7 +59,7 @@ public struct AuthorizationCodeGrant: TokenGrant {
         let device = try await deviceSessions.start(for: &grant, client: client)
         switch try await families.redeem(codeHash: hash, grant: grant, refreshToken: refresh?.record, now: now) {
         case .redeemed:
-            return try tokens.response(grant: grant, user: user, client: client, scope: record.scope, nonce: record.nonce,
+            return try await tokens.response(grant: grant, user: user, client: client, scope: record.scope, nonce: record.nonce,
                                              refreshToken: refresh?.token, dsHash: device?.session.dsHash, deviceSecret: device?.secret)
         case .replayed:
             if let device { try await deviceSessions.end(device.session.id) }

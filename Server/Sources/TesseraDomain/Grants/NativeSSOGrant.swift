@@ -141,7 +141,7 @@ package struct NativeSSOExchangeGrant: TokenGrant {
                                            amr: session.amr, sid: session.id, now: now)
         grant.deviceSessionID = session.id
         try await tokens.grants.insertGrant(grant, refreshToken: refresh?.record)
-        var response = try tokens.response(grant: grant, user: user, client: client, scope: scope, nonce: nil, refreshToken: refresh?.token,
+        var response = try await tokens.response(grant: grant, user: user, client: client, scope: scope, nonce: nil, refreshToken: refresh?.token,
                                                  dsHash: session.dsHash ?? (try issuer.halfHash(deviceSecret)))
         response.issuedTokenType = UpstreamTokenExchangeGrant.accessTokenType
         return response

@@ -38,7 +38,7 @@ public struct RefreshTokenGrant: TokenGrant {
         if requested == nil,
            let (grant, user) = try await families.rotateAtOnce(tokenHash: presented, clientID: client.id,
                                                               successor: successor.pending, clock: clock) {
-            return try tokens.response(grant: grant, user: user, client: client, scope: grant.scope, nonce: nil,
+            return try await tokens.response(grant: grant, user: user, client: client, scope: grant.scope, nonce: nil,
                                        refreshToken: successor.token)
         }
         let deviceSessions = deviceSessions, clock = clock
@@ -56,7 +56,7 @@ public struct RefreshTokenGrant: TokenGrant {
         switch outcome {
         case .rotated(let grant):
             guard let minted = minted.withLockedValue({ $0 }) else { throw OAuthError.serverError(detail: "rotation minted nothing") }
-            return try tokens.response(grant: grant, user: minted.user, client: client, scope: minted.scope, nonce: nil,
+            return try await tokens.response(grant: grant, user: minted.user, client: client, scope: minted.scope, nonce: nil,
                                        refreshToken: minted.token, dsHash: minted.dsHash)
         case .reused:
             Signals.refreshReuse()

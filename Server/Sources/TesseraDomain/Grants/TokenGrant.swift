@@ -1,3 +1,4 @@
+import Dispatch
 import TesseraCore
 
 /// One `grant_type` at the token endpoint (RFC 6749 §4). Adding a grant is adding one
@@ -103,7 +104,7 @@ package struct UserGrantTokens: Sendable {
                                     sid: SecureRandom.token(bytes: 16), now: now)
         let device = try await deviceSessions?.start(for: &grant, client: client)
         try await grants.insertGrant(grant, refreshToken: refresh?.record)
-        return try response(grant: grant, user: user, client: client, scope: scope, nonce: nil, refreshToken: refresh?.token,
+        return try await response(grant: grant, user: user, client: client, scope: scope, nonce: nil, refreshToken: refresh?.token,
                                   dsHash: device?.session.dsHash, deviceSecret: device?.secret)
     }
 
@@ -134,8 +135,25 @@ package struct UserGrantTokens: Sendable {
     /// The tokens of `grant` for `user` (read by ``account(_:in:)``). Native SSO: `dsHash`, the
     /// hash of the grant's device secret, goes into the ID token (`ds_hash`); `deviceSecret`, a
     /// new device session's secret, into the response.
+    ///
+    /// Signed on a thread of Dispatch's, not on the request's event loop: every grant that gets
+    /// here waited on the database, whose PostgreSQL connections live on those loops, and two
+    /// RS256 signatures (a millisecond and more of CPU) on a loop hold up the answers its
+    /// connections bring other requests (docs/performance.md, "The refresh on PostgreSQL").
     func response(grant: Grant, user: User, client: Client, scope: ScopeSet, nonce: String?, refreshToken: String?,
-                  dsHash: String? = nil, deviceSecret: String? = nil) throws -> TokenResponse {
+                  dsHash: String? = nil, deviceSecret: String? = nil) async throws -> TokenResponse {
+        try await withUnsafeThrowingContinuation { answer in
+            DispatchQueue.global().async {
+                answer.resume(with: Result {
+                    try signedResponse(grant: grant, user: user, client: client, scope: scope, nonce: nonce, refreshToken: refreshToken,
+                                       dsHash: dsHash, deviceSecret: deviceSecret)
+                })
+            }
+        }
+    }
+
+    private func signedResponse(grant: Grant, user: User, client: Client, scope: ScopeSet, nonce: String?, refreshToken: String?,
+                                dsHash: String?, deviceSecret: String?) throws -> TokenResponse {
         let subject = issuer.subject(userID: user.id, client: client)
         let access = try issuer.accessToken(subject: subject, clientID: client.id, scope: scope, grantID: grant.id,
                                             authTime: grant.authTime, amr: grant.amr)
