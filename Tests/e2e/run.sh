@@ -6,6 +6,9 @@
 # Called from the repository root by scripts/test. Env:
 #   TESSERA_BIN       the binary to test (default Server/.build/debug/tessera)
 #   E2E_PYTEST_ARGS   extra pytest arguments (e.g. "-k logout -x")
+#   E2E_ARTIFACTS     where screenshots go (default e2e-artifacts)
+# Two runs may start at once (scripts/test runs the SQLite and PostgreSQL suites side by side):
+# the first installs what is missing while the other waits for it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -15,6 +18,10 @@ if [ ! -x "$TESSERA_BIN" ]; then
     echo "e2e: no executable at $TESSERA_BIN (build first, or set TESSERA_BIN)" >&2
     exit 1
 fi
+
+mkdir -p .build
+exec 9>.build/e2e-install.lock
+flock 9
 
 # --- Chromium and its driver (Debian packages) -------------------------------
 if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
@@ -49,7 +56,8 @@ if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$PACKAGES" ]; then
     echo "$PACKAGES" >"$STAMP"
 fi
 
-mkdir -p e2e-artifacts
+exec 9>&-
+mkdir -p "${E2E_ARTIFACTS:-e2e-artifacts}"
 
 # shellcheck disable=SC2086
 set +e
