@@ -2,7 +2,7 @@ import SQLKit
 import TesseraDomain
 
 /// A schema change, applied once, in order, inside one transaction.
-struct Migration: Sendable {
+package struct Migration: Sendable {
     let version: Int
     let name: String
     let statements: [String]
@@ -12,8 +12,8 @@ struct Migration: Sendable {
 ///
 /// Portable SQL only (SQLite and PostgreSQL): TEXT, BIGINT, BOOLEAN; times are
 /// Unix seconds; secrets and tokens are stored as SHA-256 hashes.
-enum Migrations {
-    static let all: [Migration] = [
+package enum Migrations {
+    package static let all: [Migration] = [
         Migration(version: 1, name: "core", statements: [
             """
             CREATE TABLE settings (

@@ -239,7 +239,7 @@ extension SQLStore: Housekeeping {
     static let purgePause = 9
 
     /// ``purgeExpired(now:keepFor:)`` with at most `batch` rows per transaction of the large tables.
-    func purgeExpired(now: Int64, keepFor: Int64, batch: Int) async throws {
+    package func purgeExpired(now: Int64, keepFor: Int64, batch: Int) async throws {
         let horizon = now - keepFor
         var size = batch
         // Refresh tokens before their grants (a grant's deletion cascades to its tokens: deleting
@@ -290,7 +290,7 @@ extension SQLStore: Housekeeping {
     /// 6.8 ms with it, and the purge deleted 9,400 tokens in 28 s against 38,300–40,400
     /// (docs/performance.md, issue 30's fourth session). Nil for the small tables. A read that
     /// fails changes nothing: the delete then reads for itself.
-    static func readAhead(_ table: String, before bound: Int64, limit: Int) -> SQLQueryString? {
+    package static func readAhead(_ table: String, before bound: Int64, limit: Int) -> SQLQueryString? {
         func statement(_ columns: String, _ lookups: [String]) -> SQLQueryString {
             """
             WITH batch AS MATERIALIZED (SELECT rowid AS r, \(unsafeRaw: columns) FROM \(unsafeRaw: table)

@@ -201,7 +201,7 @@ struct UserImportRequest {
 // MARK: The answers, from the models
 
 extension AdminClientInfo {
-    init(_ client: Client) {
+    package init(_ client: Client) {
         self.init(
             clientID: client.id, clientName: client.name, redirectURIs: client.redirectURIs,
             postLogoutRedirectURIs: client.postLogoutRedirectURIs, grantTypes: client.grantTypes, scope: client.scopes.description,
@@ -220,7 +220,7 @@ extension AdminClientInfo {
 }
 
 extension AdminUserInfo {
-    init(_ user: User) {
+    package init(_ user: User) {
         self.init(id: user.id, email: user.email, emailVerified: user.emailVerified, hasPassword: user.passwordHash != nil,
                   disabled: user.isDisabled, disabledAt: user.disabledAt, roles: user.roles.sorted(), profile: user.profile,
                   createdAt: user.createdAt, updatedAt: user.updatedAt, version: user.version)

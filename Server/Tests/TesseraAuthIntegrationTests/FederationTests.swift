@@ -7,9 +7,9 @@ import NIOCore
 import Testing
 import TesseraAuth
 import TesseraCore
-@testable import TesseraServer
-@testable import TesseraNode
-@testable import TesseraDomain
+import TesseraServer
+import TesseraNode
+import TesseraDomain
 
 /// A browser of the downstream provider's router (in process), with a cookie jar.
 final class RouterBrowser: @unchecked Sendable {

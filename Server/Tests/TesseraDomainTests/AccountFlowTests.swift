@@ -2,8 +2,8 @@ import Foundation
 import Logging
 import Testing
 import TesseraCore
-@testable import TesseraDomain
-@testable import TesseraInfrastructure
+import TesseraDomain
+import TesseraInfrastructure
 import TesseraSQL
 import TesseraTestSupport
 

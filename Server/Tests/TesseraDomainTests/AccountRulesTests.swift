@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import Testing
 import TesseraCore
-@testable import TesseraDomain
+import TesseraDomain
 import TesseraSQL
 import TesseraTestSupport
 

@@ -1,5 +1,5 @@
 import Testing
-@testable import TesseraDomain
+import TesseraDomain
 
 @Suite("Client addresses and trusted proxies")
 struct ClientAddressTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TesseraCore
-@testable import TesseraDomain
+import TesseraDomain
 import TesseraTestSupport
 
 /// A client's settings are declared once (`Admin/ClientSettings.swift`): the command line and

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import TesseraDomain
-@testable import TesseraInfrastructure
+import TesseraDomain
+import TesseraInfrastructure
 
 // Vectors: RFC 7693 Appendix A (BLAKE2b), RFC 9106 §5 (Argon2), RFC 7914 §11 (PBKDF2-HMAC-SHA256),
 // the firebase/scrypt README (Firebase), and strings made by pyca bcrypt 4.3/5.0, argon2-cffi 25.1,

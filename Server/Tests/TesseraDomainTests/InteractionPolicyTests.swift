@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TesseraCore
-@testable import TesseraDomain
+import TesseraDomain
 import TesseraSQL
 import TesseraTestSupport
 

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import TesseraDomain
+import TesseraDomain
 
 @Suite("Native sign-in emails")
 struct NativeMailTemplateTests {

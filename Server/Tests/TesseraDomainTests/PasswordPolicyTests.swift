@@ -1,5 +1,5 @@
 import Testing
-@testable import TesseraDomain
+import TesseraDomain
 
 @Suite("Password policy")
 struct PasswordPolicyTests {
@@ -54,7 +54,7 @@ struct PasswordPolicyTests {
 
     @Test("the list holds exactly the first 10,000 passwords, lowercase, most common first")
     func list() {
-        let lines = CommonPasswords.passwords(in: PackageResources.common_passwords_txt)
+        let lines = CommonPasswords.inFileOrder
         #expect(lines.count == 10_000)
         #expect(CommonPasswords.all.count == 10_000, "no duplicates, no empty line")
         #expect(lines.prefix(4) == ["123456", "password", "12345678", "qwerty"])

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import TesseraDomain
+import TesseraDomain
 #if canImport(FoundationXML)
 import FoundationXML
 #endif

@@ -2,7 +2,7 @@ import Foundation
 import SQLKit
 import Testing
 import TesseraCore
-@testable import TesseraDomain
+import TesseraDomain
 import TesseraSQL
 import TesseraTestSupport
 

@@ -3,8 +3,8 @@ import Logging
 import SQLKit
 import Testing
 import TesseraCore
-@testable import TesseraDomain
-@testable import TesseraSQL
+import TesseraDomain
+import TesseraSQL
 import TesseraTestSupport
 
 /// The store contract: every test runs on SQLite and, when the tests have one, PostgreSQL.

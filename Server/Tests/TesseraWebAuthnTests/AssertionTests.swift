@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import Testing
-@testable import TesseraWebAuthn
+import TesseraWebAuthn
 
 /// §7.2 with the test authenticator: each test breaks one rule of otherwise valid input.
 @Suite("Assertion (§7.2)")

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import TesseraWebAuthn
+import TesseraWebAuthn
 
 @Suite("CBOR decoder (RFC 8949)")
 struct CBORTests {

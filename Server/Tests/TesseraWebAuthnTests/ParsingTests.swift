@@ -2,7 +2,7 @@ import Crypto
 import CryptoExtras
 import Foundation
 import Testing
-@testable import TesseraWebAuthn
+import TesseraWebAuthn
 
 @Suite("Client data (§5.8.1)")
 struct ClientDataTests {

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import Testing
-@testable import TesseraWebAuthn
+import TesseraWebAuthn
 
 /// §7.1 with the test authenticator: each test breaks one rule of otherwise valid input.
 @Suite("Registration (§7.1)")

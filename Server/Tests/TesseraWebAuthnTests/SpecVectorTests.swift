@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import Testing
-@testable import TesseraWebAuthn
+import TesseraWebAuthn
 
 /// The ceremonies of WebAuthn Level 3 §16 "Test Vectors", verified as a relying party would:
 /// RP ID `example.org`, origin `https://example.org`, the challenges the vectors give.

@@ -18,6 +18,11 @@ public struct MasterKey: Sendable {
     /// Where the key came from, for messages: "TESSERA_MASTER_KEY", the file's path, or "a key in memory".
     public let source: String
 
+    package init(box: SecretBox, source: String) {
+        self.box = box
+        self.source = source
+    }
+
     /// The key file for a database when the `master-key-file` setting doesn't name one:
     /// `tessera-data/tessera.sqlite` keeps its key in `tessera-data/tessera.master-key`.
     public static func defaultFile(for database: DatabaseLocation) -> String? {

@@ -2,7 +2,7 @@ import TesseraCore
 
 /// Rules about an account's security that several sign-in methods share, each written
 /// once here and run inside the caller's transaction.
-enum AccountRules {
+package enum AccountRules {
     /// "The address was just proven": a one-time code or a link sent to it came back.
     ///
     /// An account whose address was never verified may have been set up by somebody else
@@ -16,7 +16,7 @@ enum AccountRules {
     /// Every method that proves an address calls it: email code sign-in, sign-up by code,
     /// password reset by code, email links. Returns the user as it is now, and whether
     /// anything was removed.
-    static func addressProven(_ user: User, now: Int64, in tx: any TransactionStores) async throws -> (user: User, secured: Bool) {
+    package static func addressProven(_ user: User, now: Int64, in tx: any TransactionStores) async throws -> (user: User, secured: Bool) {
         guard !user.emailVerified else { return (user, false) }
         try await tx.recordAudit(AuditEvent(.addressProven, at: now, userID: user.id, email: user.email,
                                             detail: user.passwordHash != nil ? "password removed" : nil))
@@ -64,7 +64,7 @@ enum AccountRules {
 
     /// A new password replaces the old one (a reset proves the address too): every session
     /// and grant ends, since whoever knew the old password may hold them.
-    static func passwordReset(_ user: User, passwordHash: String, now: Int64, clientID: String? = nil, in tx: any TransactionStores) async throws {
+    package static func passwordReset(_ user: User, passwordHash: String, now: Int64, clientID: String? = nil, in tx: any TransactionStores) async throws {
         let (_, secured) = try await addressProven(user, now: now, in: tx)
         try await tx.recordAudit(AuditEvent(.passwordReset, at: now, userID: user.id, clientID: clientID, email: user.email))
         try await tx.updatePasswordHash(userID: user.id, hash: passwordHash, now: now)

@@ -6,7 +6,7 @@ import TesseraCore
 /// Core §2) and opaque refresh tokens (stored only as hashes).
 public struct TokenIssuer: Sendable {
     let issuer: String
-    let keys: KeyRing
+    package let keys: KeyRing
     let clock: WallClock
     let accessTokenLifetime: Int64
     let idTokenLifetime: Int64

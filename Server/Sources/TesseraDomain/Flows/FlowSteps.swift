@@ -13,6 +13,13 @@ package struct FlowSteps: Sendable {
     let limits: WorkLimits
     let clock: WallClock
 
+    package init(settings: NativeAuthSettings, store: any NativeFlowStore, limits: WorkLimits, clock: WallClock) {
+        self.settings = settings
+        self.store = store
+        self.limits = limits
+        self.clock = clock
+    }
+
     /// A new flow, once the caller's address and client may start one.
     func newFlow(_ kind: NativeFlow.Kind, email: String, challenges: [Challenge], caller: FlowCaller) async throws -> NativeFlow {
         try await admit(.flow, caller: caller)

@@ -114,7 +114,7 @@ package struct TokenFamilies: Sendable {
 
     /// Every family of a user ends: each grant is revoked with its tokens, and each Native SSO
     /// device session ends (it would make new grants for the vendor's other apps).
-    static func revokeAll(userID: String, now: Int64, in tx: any TransactionStores) async throws {
+    package static func revokeAll(userID: String, now: Int64, in tx: any TransactionStores) async throws {
         try await tx.revokeGrants(userID: userID, now: now)
         try await tx.endDeviceSessions(userID: userID, now: now)
     }
@@ -122,7 +122,7 @@ package struct TokenFamilies: Sendable {
     /// A browser session ends (its user signs out, or RP-initiated logout): every family made
     /// in it ends too, except offline ones (`offline_access`: the app was granted access that
     /// outlives the session).
-    static func sessionEnded(sid: String, now: Int64, in tx: any TransactionStores) async throws {
+    package static func sessionEnded(sid: String, now: Int64, in tx: any TransactionStores) async throws {
         try await tx.endSession(sid: sid, now: now)
         for grant in try await tx.liveGrants(sid: sid) where !grant.scope.contains(ScopeCatalogue.offlineAccess) {
             try await tx.revokeGrant(id: grant.id, now: now)
@@ -130,7 +130,7 @@ package struct TokenFamilies: Sendable {
     }
 
     /// The user withdraws a client's consent: every family the user gave that client ends with it.
-    static func consentWithdrawn(userID: String, clientID: String, now: Int64, in tx: any TransactionStores) async throws {
+    package static func consentWithdrawn(userID: String, clientID: String, now: Int64, in tx: any TransactionStores) async throws {
         try await tx.deleteConsent(userID: userID, clientID: clientID)
         try await tx.revokeGrants(userID: userID, clientID: clientID, now: now)
     }

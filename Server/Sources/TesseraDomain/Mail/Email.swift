@@ -37,7 +37,7 @@ public enum Email: Sendable, Equatable {
     }
 
     /// The name of every template an ``Email`` can choose: what `Resources/mail/` must hold.
-    static let everyTemplateName = [Email.oneTimeCode(code: "", minutes: nil), .signUpCode(code: "", minutes: 0),
+    package static let everyTemplateName = [Email.oneTimeCode(code: "", minutes: nil), .signUpCode(code: "", minutes: 0),
                                     .signInCode(code: "", minutes: 0), .passwordResetCode(code: "", minutes: 0), .accountExists,
                                     .passwordChanged, .signInLink(link: "", minutes: 0), .emailChangeCode(code: "", minutes: 0), .emailChangeTaken,
                                     .emailChanged(newEmail: "")].map(\.templateName)

@@ -62,7 +62,7 @@ package final class DeliverySignal: Sendable {
     }
     private let state = NIOLockedValueBox(State())
 
-    init() {}
+    package init() {}
 
     func notify() {
         let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in

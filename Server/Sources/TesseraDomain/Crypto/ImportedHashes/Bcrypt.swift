@@ -53,8 +53,8 @@ struct BcryptHash: ImportedHash {
 
 /// bcrypt's base64: the alphabet `./A-Za-z0-9`, no padding, spare low bits of the last
 /// character ignored.
-enum BcryptBase64 {
-    static func decode(_ text: Substring) -> [UInt8]? {
+package enum BcryptBase64 {
+    package static func decode(_ text: Substring) -> [UInt8]? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count * 3 / 4)
         var accumulator: UInt32 = 0
@@ -71,7 +71,7 @@ enum BcryptBase64 {
         return bytes
     }
 
-    static func value(of character: UInt8) -> UInt32? {
+    package static func value(of character: UInt8) -> UInt32? {
         switch character {
         case UInt8(ascii: "."): 0
         case UInt8(ascii: "/"): 1

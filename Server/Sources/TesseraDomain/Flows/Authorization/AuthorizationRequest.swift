@@ -37,6 +37,28 @@ public struct AuthorizationRequest: Sendable, Codable, Equatable {
     /// becomes a browser session, so the browser's own session (or none) stays as it was.
     public var handedOver: HandedOverSignIn?
 
+    package init(clientID: String, redirectURI: String, responseMode: ResponseMode, state: String?, nonce: String?, scope: ScopeSet,
+                 claims: ClaimsRequest?, claimScopes: ScopeSet, codeChallenge: String?, prompt: [String], maxAge: Int64?,
+                 loginHint: String?, hintedSubject: String?, uiLocales: [String], handoffTicketHash: String? = nil,
+                 handedOver: HandedOverSignIn? = nil) {
+        self.clientID = clientID
+        self.redirectURI = redirectURI
+        self.responseMode = responseMode
+        self.state = state
+        self.nonce = nonce
+        self.scope = scope
+        self.claims = claims
+        self.claimScopes = claimScopes
+        self.codeChallenge = codeChallenge
+        self.prompt = prompt
+        self.maxAge = maxAge
+        self.loginHint = loginHint
+        self.hintedSubject = hintedSubject
+        self.uiLocales = uiLocales
+        self.handoffTicketHash = handoffTicketHash
+        self.handedOver = handedOver
+    }
+
     public var isOpenID: Bool { scope.contains(ScopeCatalogue.openid) }
 
     /// Everything the user is asked to allow.

@@ -16,6 +16,20 @@ package struct PasswordReset: Sendable {
     let clock: WallClock
     let logger: Logger
 
+    package init(settings: NativeAuthSettings, enumerationProtection: Bool,
+                 store: any NativeFlowStore & UserStore & GrantStore & StoreTransactions, steps: FlowSteps, codes: EmailCodes,
+                 passwords: NewPasswords, mail: FlowMail, clock: WallClock, logger: Logger) {
+        self.settings = settings
+        self.enumerationProtection = enumerationProtection
+        self.store = store
+        self.steps = steps
+        self.codes = codes
+        self.passwords = passwords
+        self.mail = mail
+        self.clock = clock
+        self.logger = logger
+    }
+
     /// Starts a reset for the account of `username`.
     package func start(username: String, challenges: [Challenge], caller: FlowCaller) async throws -> FlowStep {
         let email = try FlowSteps.address(username)

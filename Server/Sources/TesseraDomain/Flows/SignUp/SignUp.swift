@@ -18,6 +18,19 @@ package struct SignUp: Sendable {
     let clock: WallClock
     let logger: Logger
 
+    package init(settings: NativeAuthSettings, enumerationProtection: Bool,
+                 store: any NativeFlowStore & UserStore & StoreTransactions, steps: FlowSteps, codes: EmailCodes,
+                 passwords: NewPasswords, clock: WallClock, logger: Logger) {
+        self.settings = settings
+        self.enumerationProtection = enumerationProtection
+        self.store = store
+        self.steps = steps
+        self.codes = codes
+        self.passwords = passwords
+        self.clock = clock
+        self.logger = logger
+    }
+
     /// Starts a sign-up for `username`, with the password and attributes the app has already.
     package func start(username: String, challenges: [Challenge], password: String?, attributes: [String: JSONValue]?,
                        caller: FlowCaller) async throws -> FlowStep {

@@ -15,6 +15,16 @@ package struct EmailCodes: Sendable {
     let mail: FlowMail
     let clock: WallClock
 
+    package init(settings: NativeAuthSettings, steps: FlowSteps, store: any NativeFlowStore, limits: MailLimits, mail: FlowMail,
+                 clock: WallClock) {
+        self.settings = settings
+        self.steps = steps
+        self.store = store
+        self.limits = limits
+        self.mail = mail
+        self.clock = clock
+    }
+
     /// Sends a new code (or, with `deliver` false, pretends to: the same answer, no email)
     /// and moves the flow to ``NativeFlow/Step/codeSent``.
     func send(_ flow: NativeFlow, from token: String, caller: FlowCaller, email: (_ code: String, _ minutes: Int) -> Email,

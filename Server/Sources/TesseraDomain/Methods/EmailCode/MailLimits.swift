@@ -6,6 +6,12 @@ package struct MailLimits: Sendable {
     let store: any NativeFlowStore
     let clock: WallClock
 
+    package init(settings: NativeAuthSettings, store: any NativeFlowStore, clock: WallClock) {
+        self.settings = settings
+        self.store = store
+        self.clock = clock
+    }
+
     /// Throws ``FlowFailure/tooManyCodes`` past either hourly limit.
     package func check(email: String, clientAddress: String) async throws {
         let sent = try await store.codesSent(email: email, clientAddress: clientAddress, since: clock.now() - 3600)

@@ -79,7 +79,7 @@ package final class Upstream: Sendable {
 
     /// Sign in with Apple's client secret: an ES256 JWT from the team's key, `iss` the team id,
     /// `sub` the client id, `aud` Apple, valid five minutes (Apple allows up to six months).
-    static func appleClientSecret(key: JWSSigningKey, teamID: String, clientID: String, now: Int64) throws -> String {
+    package static func appleClientSecret(key: JWSSigningKey, teamID: String, clientID: String, now: Int64) throws -> String {
         try JWT.sign(["iss": .string(teamID), "iat": .int(now), "exp": .int(now + 300), "aud": "https://appleid.apple.com",
                       "sub": .string(clientID)], with: key)
     }
@@ -109,14 +109,14 @@ package final class Upstream: Sendable {
 }
 
 /// What an upstream said about the user.
-struct UpstreamClaims: Sendable, Equatable {
-    var subject: String
-    var email: String?
-    var emailVerified: Bool
-    var profile: [String: JSONValue]
+package struct UpstreamClaims: Sendable, Equatable {
+    package var subject: String
+    package var email: String?
+    package var emailVerified: Bool
+    package var profile: [String: JSONValue]
 
     /// From a validated ID token (and userinfo), plus Apple's one-time `user` JSON.
-    init(idToken: IDToken, userInfo: [String: JSONValue] = [:], appleUser: String? = nil) {
+    package init(idToken: IDToken, userInfo: [String: JSONValue] = [:], appleUser: String? = nil) {
         var claims = userInfo
         for (name, value) in idToken.claims { claims[name] = value }
         subject = idToken.subject ?? ""

@@ -5,6 +5,12 @@ package struct NewPasswords: Sendable {
     let hasher: PasswordHasher
     let steps: FlowSteps
 
+    package init(policy: PasswordPolicy, hasher: PasswordHasher, steps: FlowSteps) {
+        self.policy = policy
+        self.hasher = hasher
+        self.steps = steps
+    }
+
     /// Throws ``FlowFailure/weakPassword(_:reason:)`` with the policy's reason.
     func check(_ password: String, email: String) throws {
         if let violation = policy.check(password, email: email) {

@@ -197,7 +197,7 @@ extension QRCode {
     private static func countBits(version: Int) -> Int { version <= 9 ? 8 : 16 }
 
     /// The most bytes one byte-mode segment holds at `version` and `correction`.
-    static func byteCapacity(version: Int, _ correction: ErrorCorrection) -> Int {
+    package static func byteCapacity(version: Int, _ correction: ErrorCorrection) -> Int {
         (dataCodewordCount(version: version, correction) * 8 - 4 - countBits(version: version)) / 8
     }
 
@@ -504,7 +504,7 @@ extension QRCode {
     /// dark-light-dark-dark-dark-light-dark run with four light modules before or after it
     /// (past the edge is the light quiet zone); N4 = 10 for each whole 5 % the dark share is
     /// away from half.
-    static func penalty(_ dark: [Bool], size: Int) -> Int {
+    package static func penalty(_ dark: [Bool], size: Int) -> Int {
         var score = 0
         let finderLike = [true, false, true, true, true, false, true]
         for line in 0..<size {

@@ -40,11 +40,11 @@ package struct TOTPSecret: Sendable, CustomStringConvertible, CustomDebugStringC
 }
 
 /// RFC 4648 §6 base32: the alphabet `A`–`Z`, `2`–`7`, five bits a character.
-enum Base32 {
+package enum Base32 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".utf8)
 
     /// Uppercase, without the `=` padding (the Key Uri Format omits it).
-    static func encode(_ data: Data) -> String {
+    package static func encode(_ data: Data) -> String {
         var out: [UInt8] = []
         out.reserveCapacity((data.count * 8 + 4) / 5)
         var buffer: UInt32 = 0, bits = 0
@@ -65,7 +65,7 @@ enum Base32 {
     /// Ignores whitespace, case and trailing padding; `nil` for any other character, for a
     /// length no encoder produces (1, 3 or 6 characters past a multiple of 8) and for
     /// non-zero bits after the last whole byte.
-    static func decode(_ text: String) -> Data? {
+    package static func decode(_ text: String) -> Data? {
         var symbols = Array(text.utf8.filter { !($0 == 0x20 || (0x09...0x0D).contains($0)) })
         while symbols.last == UInt8(ascii: "=") { symbols.removeLast() }
         var out = Data()
@@ -191,7 +191,7 @@ package struct TOTP: Sendable {
 
     /// RFC 4226 §5.3 dynamic truncation: the 31-bit number at the offset the last nibble of
     /// HMAC(K, C) gives, C being the 8-byte big-endian counter (§5.2).
-    func truncatedHMAC(forStep step: Int64) -> UInt32 {
+    package func truncatedHMAC(forStep step: Int64) -> UInt32 {
         var counter = UInt64(bitPattern: step).bigEndian
         let message = withUnsafeBytes(of: &counter) { Data($0) }
         let key = SymmetricKey(data: secret.bytes)
