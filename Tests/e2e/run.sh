@@ -7,8 +7,8 @@
 #   TESSERA_BIN       the binary to test (default Server/.build/debug/tessera)
 #   E2E_PYTEST_ARGS   extra pytest arguments (e.g. "-k logout -x")
 #   E2E_ARTIFACTS     where screenshots go (default e2e-artifacts)
-# Two runs may start at once (scripts/test runs the SQLite and PostgreSQL suites side by side):
-# the first installs what is missing while the other waits for it.
+# Two runs may start at once (the SQLite and PostgreSQL suites side by side, by hand): the first
+# installs what is missing while the other waits for it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
