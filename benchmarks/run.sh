@@ -206,13 +206,21 @@ printf 'bench-Passw0rd-7q\n' | "$BIN" users add bench@example.com --database "$D
 echo "client_credentials client: $CC_ID; user-flow client: app; user: bench@example.com"
 
 stop_server
-say "restarting tessera serve on the populated database"
-start_server "$OUT/server.log"
-READY_MS_SECOND=$READY_MS
+# Three starts, the median held to the target (one start's time wanders with the machine's
+# spells); the third server stays up for the rest.
+say "restarting tessera serve on the populated database (three starts)"
+READY_RUNS=()
+for run in 1 2 3; do
+    [ "$run" = 1 ] || stop_server
+    start_server "$OUT/server.log"
+    READY_RUNS+=("$READY_MS")
+done
+READY_MS_SECOND=$(printf '%s
+' "${READY_RUNS[@]}" | sort -n | sed -n 2p)
 sleep 1
 IDLE_RSS_KB=$(rss_kb "$SERVER_PID" VmRSS)
 IDLE_HWM_KB=$(rss_kb "$SERVER_PID" VmHWM)
-echo "second start: /health 200 after $READY_MS_SECOND ms; 1 s later: idle VmRSS $(( IDLE_RSS_KB / 1024 )) MiB, peak so far (VmHWM) $(( IDLE_HWM_KB / 1024 )) MiB (pid $SERVER_PID)"
+echo "populated database: /health 200 after ${READY_RUNS[*]} ms, median $READY_MS_SECOND ms; 1 s after the third: idle VmRSS $(( IDLE_RSS_KB / 1024 )) MiB, peak so far (VmHWM) $(( IDLE_HWM_KB / 1024 )) MiB (pid $SERVER_PID)"
 
 # ---------------------------------------------------------------------------
 # 4. Endpoints from discovery, and refresh tokens through the real flow
@@ -772,7 +780,7 @@ row "token endpoint p99 at 8 connections (client_credentials), ms" "$CC8_P99" "<
 row "idle VmRSS after start, MB (10^6 bytes; MiB: $IDLE_MIB)" "$IDLE_MB" "< 40" "$(verdict "$IDLE_MB" 40 max)"
 AFTER_MB=$(awk -v k="$RSS_AFTER_KB" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }')
 row "VmRSS after the loads, MB" "$AFTER_MB" "< 120" "$(verdict "$AFTER_MB" 120 max) (peak VmHWM $(( HWM_KB / 1024 )) MiB)"
-row "ready (fork to /health 200), populated database, ms" "$READY_MS_SECOND" "< 100" \
+row "ready (fork to /health 200), populated db, median of 3, ms" "$READY_MS_SECOND" "< 100" \
     "$(verdict "$READY_MS_SECOND" 100 max) (a small database)"
 row "ready on an empty database (generates 2 RSA keys), ms" "$READY_FIRST_MS" "(info)" ""
 if [ "$LARGE" = 1 ]; then

@@ -13,7 +13,9 @@ extension Node {
     /// cores, four busy threads taking turns on two. With the event loops as the global executor a
     /// task enqueued from an event loop stays on it, so a request is read, answered and written on
     /// one thread. What must not block a loop already has threads of its own: password hashing
-    /// (`NIOHashingThreads`) and SQLite (`DatabaseThread`).
+    /// (`NIOHashingThreads`), SQLite (`DatabaseThread`), and the signatures of the grants that
+    /// wait on the database, whose PostgreSQL connections are on these loops (Dispatch's threads:
+    /// `UserGrantTokens.response`).
     ///
     /// Call it first thing, before any task runs (`serve` does). `TESSERA_EXECUTOR=pool` keeps
     /// Swift's own pool. True when the event loops took over.
