@@ -31,7 +31,7 @@ from joserfc import jwt
 from joserfc.jwk import KeySet
 
 ROOT = Path(__file__).resolve().parents[2]
-# Screenshots and other files to look at: E2E_ARTIFACTS, when two suites run at once (scripts/test).
+# Screenshots and other files to look at: E2E_ARTIFACTS, when two suites run at once (Tests/e2e/run.sh).
 ARTIFACTS = Path(os.environ.get("E2E_ARTIFACTS") or ROOT / "e2e-artifacts")
 JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 PASSWORD = "correct horse battery staple"

@@ -9,7 +9,7 @@ package enum CommonPasswords {
     package static var inFileOrder: [String] { passwords(in: PackageResources.common_passwords_txt) }
 
     /// The file's passwords, in order.
-    package static func passwords(in file: [UInt8]) -> [String] {
+    static func passwords(in file: [UInt8]) -> [String] {
         let newline = UInt8(ascii: "\n")
         var lines = file.split(separator: newline, omittingEmptySubsequences: false)
         if file.last == newline { lines.removeLast() }

@@ -86,7 +86,7 @@ package enum Argon2 {
 
     package static let version13: UInt32 = 0x13
     /// The first published version: later passes overwrite blocks instead of XORing into them.
-    package static let version10: UInt32 = 0x10
+    static let version10: UInt32 = 0x10
 
     package struct Parameters: Equatable, Sendable {
         var variant: Variant
@@ -105,9 +105,9 @@ package enum Argon2 {
     }
 
     /// Words in a 1 KiB block.
-    package static let blockWords = 128
+    static let blockWords = 128
     /// Slices a lane is cut into (RFC 9106 §3.4, "SL").
-    package static let syncPoints = 4
+    static let syncPoints = 4
 
     /// The tag, RFC 9106 §3.2.
     package static func hash(password: [UInt8], salt: [UInt8], secret: [UInt8] = [], associatedData: [UInt8] = [],
@@ -159,7 +159,7 @@ package enum Argon2 {
     }
 
     /// H' (RFC 9106 §3.3): BLAKE2b stretched to `length` bytes.
-    package static func variableHash(_ input: [UInt8], length: Int) -> [UInt8] {
+    static func variableHash(_ input: [UInt8], length: Int) -> [UInt8] {
         let prefixed = le32(length) + input
         if length <= 64 { return Blake2b.hash(prefixed, outputLength: length) }
         let r = (length + 31) / 32 - 2
@@ -174,10 +174,10 @@ package enum Argon2 {
         return output
     }
 
-    package static func le32(_ value: Int) -> [UInt8] { le32(UInt32(truncatingIfNeeded: value)) }
-    package static func le32(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
+    static func le32(_ value: Int) -> [UInt8] { le32(UInt32(truncatingIfNeeded: value)) }
+    static func le32(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
 
-    package static func load(_ bytes: [UInt8], into block: UnsafeMutablePointer<UInt64>) {
+    static func load(_ bytes: [UInt8], into block: UnsafeMutablePointer<UInt64>) {
         for i in 0..<blockWords {
             var word: UInt64 = 0
             for k in 0..<8 { word |= UInt64(bytes[8 * i + k]) << (8 * k) }
@@ -186,7 +186,7 @@ package enum Argon2 {
     }
 
     /// Fills segments of the memory (RFC 9106 §3.2 steps 5-6, §3.4 indexing).
-    package struct Filler {
+    struct Filler {
         let memory: UnsafeMutablePointer<UInt64>
         let scratch: UnsafeMutablePointer<UInt64>
         let parameters: Parameters
@@ -260,7 +260,7 @@ package enum Argon2 {
     /// The compression function G (RFC 9106 §3.5) of blocks `x` and `y`, written to `next`, or
     /// XORed into it when `xor`. `y` may be `next`. `scratch` holds two blocks.
     @inline(__always)
-    package static func compress(_ x: UnsafePointer<UInt64>, _ y: UnsafePointer<UInt64>, into next: UnsafeMutablePointer<UInt64>,
+    static func compress(_ x: UnsafePointer<UInt64>, _ y: UnsafePointer<UInt64>, into next: UnsafeMutablePointer<UInt64>,
                          xor: Bool, scratch r: UnsafeMutablePointer<UInt64>) {
         let kept = r + blockWords
         if xor {
@@ -284,7 +284,7 @@ package enum Argon2 {
     /// The permutation P (§3.6) of the eight 16-byte registers starting at `base`, `step`
     /// words apart: a row (step 2) or a column (step 16) of the block seen as an 8×8 matrix.
     @inline(__always)
-    package static func permute(_ block: UnsafeMutablePointer<UInt64>, base: Int, step: Int) {
+    static func permute(_ block: UnsafeMutablePointer<UInt64>, base: Int, step: Int) {
         let r0 = block + base, r1 = r0 + step, r2 = r1 + step, r3 = r2 + step
         let r4 = r3 + step, r5 = r4 + step, r6 = r5 + step, r7 = r6 + step
         var v0 = r0[0], v1 = r0[1], v2 = r1[0], v3 = r1[1], v4 = r2[0], v5 = r2[1], v6 = r3[0], v7 = r3[1]
@@ -304,7 +304,7 @@ package enum Argon2 {
     /// GB (§3.6): BLAKE2b's G with each addition strengthened by twice the product of the
     /// low 32 bits.
     @inline(__always)
-    package static func mix(_ a: inout UInt64, _ b: inout UInt64, _ c: inout UInt64, _ d: inout UInt64) {
+    static func mix(_ a: inout UInt64, _ b: inout UInt64, _ c: inout UInt64, _ d: inout UInt64) {
         let low: UInt64 = 0xFFFF_FFFF
         a = a &+ b &+ 2 &* (a & low) &* (b & low)
         d = rotateRight(d ^ a, 32)
@@ -317,7 +317,7 @@ package enum Argon2 {
     }
 
     @inline(__always)
-    package static func rotateRight(_ x: UInt64, _ n: UInt64) -> UInt64 {
+    static func rotateRight(_ x: UInt64, _ n: UInt64) -> UInt64 {
         x >> n | x << (64 - n)
     }
 }

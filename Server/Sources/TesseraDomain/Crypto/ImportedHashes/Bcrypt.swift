@@ -71,7 +71,7 @@ package enum BcryptBase64 {
         return bytes
     }
 
-    package static func value(of character: UInt8) -> UInt32? {
+    static func value(of character: UInt8) -> UInt32? {
         switch character {
         case UInt8(ascii: "."): 0
         case UInt8(ascii: "/"): 1

@@ -2,13 +2,13 @@
 /// One-shot only, since Argon2 hashes short messages.
 package enum Blake2b {
     /// RFC 7693 §2.6: the SHA-512 initial values.
-    package static let iv: [UInt64] = [
+    static let iv: [UInt64] = [
         0x6A09_E667_F3BC_C908, 0xBB67_AE85_84CA_A73B, 0x3C6E_F372_FE94_F82B, 0xA54F_F53A_5F1D_36F1,
         0x510E_527F_ADE6_82D1, 0x9B05_688C_2B3E_6C1F, 0x1F83_D9AB_FB41_BD6B, 0x5BE0_CD19_137E_2179,
     ]
 
     /// RFC 7693 §2.7: the message word schedule of rounds 0 to 9 (rounds 10 and 11 reuse 0 and 1).
-    package static let sigma: [[Int]] = [
+    static let sigma: [[Int]] = [
         [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
         [14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3],
         [11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4],
@@ -43,7 +43,7 @@ package enum Blake2b {
 
     /// RFC 7693 §3.2: the compression function F. The byte count fits in 64 bits here, so its
     /// high word is always zero.
-    package static func compress(_ h: inout [UInt64], block: [UInt8], bytesSoFar: UInt64, final: Bool) {
+    static func compress(_ h: inout [UInt64], block: [UInt8], bytesSoFar: UInt64, final: Bool) {
         var m = [UInt64](repeating: 0, count: 16)
         for i in 0..<16 {
             for k in 0..<8 { m[i] |= UInt64(block[8 * i + k]) << (8 * k) }
@@ -67,7 +67,7 @@ package enum Blake2b {
 
     /// RFC 7693 §3.1: the mixing function G.
     @inline(__always)
-    package static func mix(_ v: inout [UInt64], _ a: Int, _ b: Int, _ c: Int, _ d: Int, _ x: UInt64, _ y: UInt64) {
+    static func mix(_ v: inout [UInt64], _ a: Int, _ b: Int, _ c: Int, _ d: Int, _ x: UInt64, _ y: UInt64) {
         v[a] = v[a] &+ v[b] &+ x
         v[d] = rotateRight(v[d] ^ v[a], 32)
         v[c] = v[c] &+ v[d]
@@ -79,7 +79,7 @@ package enum Blake2b {
     }
 
     @inline(__always)
-    package static func rotateRight(_ x: UInt64, _ n: UInt64) -> UInt64 {
+    static func rotateRight(_ x: UInt64, _ n: UInt64) -> UInt64 {
         x >> n | x << (64 - n)
     }
 }
