@@ -43,7 +43,7 @@ SPECIAL_SECRET = "s3cret+with/slash=equals:colon&amp%percent ~tilde-0123456789" 
 
 def tessera_binary() -> str:
     """The binary under test; waits a while if it is being rebuilt right now."""
-    path = os.environ.get("TESSERA_BIN") or str(ROOT / "Server" / ".build" / "debug" / "tessera")
+    path = os.environ.get("TESSERA_BIN") or str(ROOT / "Server" / ".build" / "release" / "tessera")
     if not os.path.isabs(path):
         path = str(ROOT / path)
     deadline = time.monotonic() + 180

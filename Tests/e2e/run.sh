@@ -4,7 +4,7 @@
 # headless Chromium). Installs what it needs, idempotently, then runs pytest.
 #
 # Called from the repository root by scripts/test. Env:
-#   TESSERA_BIN       the binary to test (default Server/.build/debug/tessera)
+#   TESSERA_BIN       the binary to test (default Server/.build/release/tessera: scripts/build-release)
 #   E2E_PYTEST_ARGS   extra pytest arguments (e.g. "-k logout -x")
 #   E2E_ARTIFACTS     where screenshots go (default e2e-artifacts)
 # Two runs may start at once (the SQLite and PostgreSQL suites side by side, by hand): the first
@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-export TESSERA_BIN="${TESSERA_BIN:-Server/.build/debug/tessera}"
+export TESSERA_BIN="${TESSERA_BIN:-Server/.build/release/tessera}"
 case "$TESSERA_BIN" in /*) ;; *) TESSERA_BIN="$PWD/$TESSERA_BIN" ;; esac
 if [ ! -x "$TESSERA_BIN" ]; then
     echo "e2e: no executable at $TESSERA_BIN (build first, or set TESSERA_BIN)" >&2

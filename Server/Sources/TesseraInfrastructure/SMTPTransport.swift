@@ -173,7 +173,7 @@ public struct SMTPTransport: MailTransport {
 
     /// The DATA payload (RFC 5321 §4.5.2): CRLF line endings, a "." doubled at the start of
     /// a line, and the terminating CRLF "." CRLF. Refuses lines over 998 octets (§4.5.3.1.6).
-    static func dataPayload(_ message: String) throws -> ByteBuffer {
+    package static func dataPayload(_ message: String) throws -> ByteBuffer {
         var buffer = ByteBuffer()
         var lines = message.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         if lines.last?.isEmpty == true { lines.removeLast() }

@@ -140,7 +140,7 @@ package enum RSAEngine: String, Sendable {
 
     /// The flags of the first processor in `/proc/cpuinfo`'s text (the kernel lists only what it
     /// lets programs use: no AVX-512 flags where it does not save their registers).
-    static func firstFlags(_ cpuinfo: String) -> Set<Substring> {
+    package static func firstFlags(_ cpuinfo: String) -> Set<Substring> {
         guard let line = cpuinfo.split(separator: "\n").first(where: { $0.hasPrefix("flags") }),
               let colon = line.firstIndex(of: ":") else { return [] }
         return Set(line[line.index(after: colon)...].split(separator: " "))

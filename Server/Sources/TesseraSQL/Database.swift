@@ -117,7 +117,7 @@ public final class SQLiteDatabase: TransactionalDatabase {
     /// Opens the database at `location`; a file's write-ahead log is restarted once it holds
     /// `cycleEndPages` (by default half of `checkpointRestartPages`), and by SQLite's own
     /// checkpoint in the server's connection at `checkpointRestartPages` (``WALCheckpointer``).
-    static func open(_ location: DatabaseLocation, checkpointRestartPages: Int64, cycleEndPages: Int64? = nil,
+    package static func open(_ location: DatabaseLocation, checkpointRestartPages: Int64, cycleEndPages: Int64? = nil,
                      logger: Logger) async throws -> SQLiteDatabase {
         let path: String
         switch location {

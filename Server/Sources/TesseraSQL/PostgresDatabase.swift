@@ -223,7 +223,7 @@ public final class PostgresDatabase: TransactionalDatabase {
     /// after it was answered (with the pool's own timers, a tenth of a refresh's CPU). A
     /// cancelled NIO timer is taken off its loop's heap at once. Cancelled, it throws what
     /// `Task.sleep` throws, `CancellationError` (a service stopping tells it from a failure).
-    static func sleep(for duration: Duration) async throws {
+    package static func sleep(for duration: Duration) async throws {
         let loop = MultiThreadedEventLoopGroup.currentEventLoop ?? MultiThreadedEventLoopGroup.singleton.any()
         let timer = loop.scheduleTask(in: TimeAmount(duration)) {}
         do {

@@ -20,7 +20,7 @@ extension SQLStore: KeyStore {
         }
     }
 
-    static func insert(_ key: StoredSigningKey, on db: any SQLDatabase) async throws {
+    package static func insert(_ key: StoredSigningKey, on db: any SQLDatabase) async throws {
         try await db.raw("""
             INSERT INTO signing_keys (kid, algorithm, state, private_key, created_at, activated_at, retired_at)
             VALUES (\(bind: key.kid), \(bind: key.algorithm.rawValue), \(bind: key.state.rawValue), \(bind: key.privateKey),

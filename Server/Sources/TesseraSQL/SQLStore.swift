@@ -36,7 +36,7 @@ extension SQLRow {
 
 
 /// Whether an error is a uniqueness violation (SQLite or PostgreSQL).
-func isUniqueViolation(_ error: any Error) -> Bool {
+package func isUniqueViolation(_ error: any Error) -> Bool {
     if isPostgresUniqueViolation(error) { return true }
     let text = String(describing: error)
     return text.contains("UNIQUE constraint failed") || text.contains("constraint failed")

@@ -46,13 +46,13 @@ public func buildRouter(services: Services, readiness: @escaping @Sendable () as
 
 /// Headers every response carries; with an https issuer, HSTS too (RFC 6797), so a browser
 /// that once reached the provider never again talks to it in clear text.
-struct SecurityHeadersMiddleware: RouterMiddleware {
-    typealias Context = TesseraRequestContext
+package struct SecurityHeadersMiddleware: RouterMiddleware {
+    package typealias Context = TesseraRequestContext
     /// A year, without `includeSubDomains`: the provider's host doesn't decide for its siblings.
-    static let hstsValue = "max-age=31536000"
-    let strictTransportSecurity: Bool
+    package static let hstsValue = "max-age=31536000"
+    package let strictTransportSecurity: Bool
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response: Response
         do {
             response = try await next(request, context)

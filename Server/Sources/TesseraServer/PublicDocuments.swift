@@ -424,7 +424,7 @@ enum PublicDocumentMetrics {
 }
 
 /// The `Date` header's value (RFC 9110 §5.6.7, IMF-fixdate), made again only when the second changes.
-struct HTTPDate {
+package struct HTTPDate {
     private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
     private var second = time_t(-1)
@@ -441,7 +441,7 @@ struct HTTPDate {
     }
 
     /// `seconds` since 1970 as an IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`.
-    static func format(_ seconds: time_t) -> String {
+    package static func format(_ seconds: time_t) -> String {
         var seconds = seconds
         var parts = tm()
         gmtime_r(&seconds, &parts)

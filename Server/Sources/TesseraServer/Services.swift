@@ -45,9 +45,9 @@ public final class Services: Sendable {
     package let passwordSignIn: PasswordSignIn
     package let pages: PageRenderer
     /// The hosted forms' CSRF tokens (keyed by a secret shared by every node through the database).
-    let csrf: CSRF
+    package let csrf: CSRF
     /// Browsers where users signed in with their password (a key derived from the same secret, for this use only).
-    let deviceCookies: DeviceCookies
+    package let deviceCookies: DeviceCookies
     /// Sends email through the outbox: over SMTP with `--smtp-url`, to the log without.
     public let mailer: any Mailer
     package let mailTemplates: MailTemplates

@@ -6,7 +6,7 @@ import TesseraAuthCore
 import TesseraCore
 import TesseraDomain
 import TesseraInfrastructure
-@testable import TesseraNode
+import TesseraNode
 
 /// The account API driven by the SDK's ``AccountClient`` over real loopback HTTP, against the
 /// provider on a SQLite database file, on a clock the test moves.

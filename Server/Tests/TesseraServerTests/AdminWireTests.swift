@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import TesseraCore
 import TesseraTestSupport
-@testable import TesseraServer
-@testable import TesseraDomain
+import TesseraServer
+import TesseraDomain
 
 /// The admin API's answers and requests are the Codable types of `TesseraCore/Wire`
 /// (AdminMessages, AdminRequests) and the table of client settings: the members

@@ -3,10 +3,10 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 import TesseraCore
-@testable import TesseraServer
-@testable import TesseraNode
-@testable import TesseraDomain
-@testable import TesseraSQL
+import TesseraServer
+import TesseraNode
+import TesseraDomain
+import TesseraSQL
 
 /// Runs `body` against the real router of a provider on an in-memory database.
 func withApp(clock: ManualClock = ManualClock(), configure: (inout ServerConfiguration) -> Void = { _ in },

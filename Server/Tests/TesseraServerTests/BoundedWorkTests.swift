@@ -4,11 +4,11 @@ import HummingbirdTesting
 import Synchronization
 import Testing
 import TesseraCore
-@testable import TesseraServer
-@testable import TesseraNode
-@testable import TesseraDomain
-@testable import TesseraInfrastructure
-@testable import TesseraSQL
+import TesseraServer
+import TesseraNode
+import TesseraDomain
+import TesseraInfrastructure
+import TesseraSQL
 import TesseraTestSupport
 
 @Suite("Security: bounded work")

@@ -3,10 +3,10 @@ import Logging
 import Testing
 import TesseraTestSupport
 import TesseraCore
-@testable import TesseraServer
-@testable import TesseraNode
-@testable import TesseraDomain
-@testable import TesseraSQL
+import TesseraServer
+import TesseraNode
+import TesseraDomain
+import TesseraSQL
 
 @Suite("Configuration")
 struct ConfigurationTests {

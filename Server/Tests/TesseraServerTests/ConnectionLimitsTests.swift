@@ -4,10 +4,10 @@ import HummingbirdTesting
 import NIOCore
 import NIOPosix
 import Testing
-@testable import TesseraServer
-@testable import TesseraNode
-@testable import TesseraDomain
-@testable import TesseraSQL
+import TesseraServer
+import TesseraNode
+import TesseraDomain
+import TesseraSQL
 
 /// A raw TCP connection to `port`: `body` sends bytes as a person typing (or an attacker
 /// dribbling) would, and reads what the server sends until it closes.

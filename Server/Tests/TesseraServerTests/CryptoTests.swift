@@ -1,12 +1,12 @@
 import Foundation
 import Testing
 import TesseraCore
-@testable import TesseraServer
-@testable import TesseraNode
-@testable import TesseraDomain
-@testable import TesseraInfrastructure
-@testable import TesseraOpenSSL
-@testable import TesseraSQL
+import TesseraServer
+import TesseraNode
+import TesseraDomain
+import TesseraInfrastructure
+import TesseraOpenSSL
+import TesseraSQL
 
 @Suite("Key ring")
 struct KeyRingTests {

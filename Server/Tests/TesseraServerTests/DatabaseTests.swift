@@ -2,10 +2,10 @@ import Foundation
 import Logging
 import Testing
 import TesseraCore
-@testable import TesseraServer
-@testable import TesseraNode
-@testable import TesseraDomain
-@testable import TesseraSQL
+import TesseraServer
+import TesseraNode
+import TesseraDomain
+import TesseraSQL
 import TesseraSQLite
 import TesseraTestSupport
 

@@ -3,10 +3,10 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 import TesseraCore
-@testable import TesseraServer
-@testable import TesseraNode
-@testable import TesseraDomain
-@testable import TesseraSQL
+import TesseraServer
+import TesseraNode
+import TesseraDomain
+import TesseraSQL
 
 /// Alice's profile, with a value for every claim family.
 let aliceProfile: [String: JSONValue] = [

@@ -7,11 +7,11 @@ import NIOSSL
 import ServiceLifecycle
 import Testing
 import TesseraCore
-@testable import TesseraServer
-@testable import TesseraNode
-@testable import TesseraDomain
-@testable import TesseraInfrastructure
-@testable import TesseraSQL
+import TesseraServer
+import TesseraNode
+import TesseraDomain
+import TesseraInfrastructure
+import TesseraSQL
 import TesseraTestSupport
 
 /// A code email like the sign-in features send.

@@ -2,11 +2,11 @@ import Foundation
 import NIOCore
 import Testing
 import TesseraCore
-@testable import TesseraServer
-@testable import TesseraNode
-@testable import TesseraDomain
-@testable import TesseraInfrastructure
-@testable import TesseraSQL
+import TesseraServer
+import TesseraNode
+import TesseraDomain
+import TesseraInfrastructure
+import TesseraSQL
 
 @Suite("Email messages (MIME)")
 struct MailMessageTests {

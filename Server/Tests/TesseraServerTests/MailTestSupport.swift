@@ -6,10 +6,10 @@ import NIOPosix
 import NIOSSL
 import Synchronization
 import X509
-@testable import TesseraServer
-@testable import TesseraNode
-@testable import TesseraDomain
-@testable import TesseraSQL
+import TesseraServer
+import TesseraNode
+import TesseraDomain
+import TesseraSQL
 
 /// A minimal SMTP server on 127.0.0.1 for tests: speaks enough of RFC 5321 (with
 /// STARTTLS, implicit TLS and AUTH PLAIN/LOGIN) for Tessera's client, records every

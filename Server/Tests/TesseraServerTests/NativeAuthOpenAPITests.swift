@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 import TesseraCore
-@testable import TesseraServer
-@testable import TesseraNode
-@testable import TesseraDomain
-@testable import TesseraSQL
+import TesseraServer
+import TesseraNode
+import TesseraDomain
+import TesseraSQL
 import TesseraTestSupport
 
 /// docs/native-auth.openapi.json, read from the package.

@@ -3,7 +3,7 @@ import Testing
 import TesseraCore
 import TesseraTestSupport
 import TesseraDomain
-@testable import TesseraServer
+import TesseraServer
 
 /// The hosted pages' templates: every file is compiled in (a page the server renders but the
 /// binary lacks would stop the request on a precondition), and the forms are labelled.

@@ -4,9 +4,9 @@ import NIOCore
 import Prometheus
 import Testing
 import TesseraAuthCore
-@testable import TesseraServer
-@testable import TesseraNode
-@testable import TesseraDomain
+import TesseraServer
+import TesseraNode
+import TesseraDomain
 
 /// One HTTP/1.1 answer read off a raw connection.
 struct RawAnswer {

@@ -4,10 +4,10 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 import TesseraCore
-@testable import TesseraServer
-@testable import TesseraNode
-@testable import TesseraDomain
-@testable import TesseraSQL
+import TesseraServer
+import TesseraNode
+import TesseraDomain
+import TesseraSQL
 
 /// An account set up by a squatter: the victim's address, unverified, with the squatter's
 /// password, a browser session, a refresh token and an upstream identity linked on the

@@ -4,10 +4,10 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 import TesseraCore
-@testable import TesseraServer
-@testable import TesseraNode
-@testable import TesseraDomain
-@testable import TesseraSQL
+import TesseraServer
+import TesseraNode
+import TesseraDomain
+import TesseraSQL
 
 @Suite("Security: token endpoint")
 struct TokenEndpointSecurityTests {

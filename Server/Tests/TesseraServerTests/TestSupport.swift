@@ -4,10 +4,10 @@ import HummingbirdTesting
 import Logging
 import NIOCore
 import TesseraCore
-@testable import TesseraServer
-@testable import TesseraNode
-@testable import TesseraDomain
-@testable import TesseraSQL
+import TesseraServer
+import TesseraNode
+import TesseraDomain
+import TesseraSQL
 import TesseraTestSupport
 
 /// A provider on a fresh database (in-memory SQLite unless `backend` says otherwise) with

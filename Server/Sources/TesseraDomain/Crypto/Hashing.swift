@@ -48,7 +48,7 @@ package enum ClientSecretHash {
         return "sha256$\(salt)$\(digest(secret, salt: salt))"
     }
 
-    static func verify(_ secret: String, against stored: String) -> Bool {
+    package static func verify(_ secret: String, against stored: String) -> Bool {
         let parts = stored.split(separator: "$", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0] == "sha256" else { return false }
         return constantTimeEquals(Array(digest(secret, salt: String(parts[1])).utf8), Array(parts[2].utf8))

@@ -109,7 +109,7 @@ public final class KeyRing: Sendable {
     }
 
     /// The key that signs now.
-    var currentKey: JWSSigningKey { get throws { try loaded.current } }
+    package var currentKey: JWSSigningKey { get throws { try loaded.current } }
 
     /// Signs a claim set with the current key.
     public func sign(_ claims: [String: JSONValue], type: String = "JWT") throws -> String {

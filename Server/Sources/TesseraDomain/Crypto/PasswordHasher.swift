@@ -39,7 +39,7 @@ public final class PasswordHasher: Sendable {
     /// What an unknown account's password is checked against, so that a wrong email costs
     /// the same scrypt work as a wrong password. A random salt and a random "hash" at the
     /// current parameters: verifying against it does a full derivation, making it costs nothing.
-    let decoy: String
+    package let decoy: String
 
     /// What the hashing is for, which decides its place in the queue.
     public enum Priority: Sendable {
@@ -113,7 +113,7 @@ public final class PasswordHasher: Sendable {
     }
 
     /// A `$scrypt$` PHC string within ``PasswordCostCaps``; nil for anything else.
-    static func parse(_ phc: String) -> (parameters: ScryptParameters, salt: [UInt8], hash: [UInt8])? {
+    package static func parse(_ phc: String) -> (parameters: ScryptParameters, salt: [UInt8], hash: [UInt8])? {
         let parts = phc.split(separator: "$", omittingEmptySubsequences: false)
         guard parts.count == 5, parts[0].isEmpty, parts[1] == "scrypt", let parameters = scryptParameters(parts[2]),
               PasswordCostCaps.scryptProblem(logN: parameters.logN, r: parameters.r, p: parameters.p) == nil,
@@ -160,10 +160,10 @@ public final class PasswordHasher: Sendable {
 /// `length` wait, and a freed slot goes to the oldest ``PasswordHasher/Priority/underWay``
 /// waiter before any ``PasswordHasher/Priority/new`` one. New work may fill a quarter of
 /// the room, so a flood of it leaves space for sign-ins.
-final class HashingQueue: Sendable {
+package final class HashingQueue: Sendable {
     typealias Waiter = CheckedContinuation<Void, any Error>
 
-    struct State {
+    package struct State {
         var free: Int
         var underWay: [Waiter] = []
         var new: [Waiter] = []
@@ -174,7 +174,7 @@ final class HashingQueue: Sendable {
     let newLength: Int
     private let state: NIOLockedValueBox<State>
 
-    init(slots: Int, length: Int) {
+    package init(slots: Int, length: Int) {
         self.length = length
         newLength = max(1, length / 4)
         state = NIOLockedValueBox(State(free: slots))
@@ -182,7 +182,7 @@ final class HashingQueue: Sendable {
 
     /// Returns when the caller holds a slot (give it back with ``leave()``); throws
     /// ``PasswordHasher/Busy`` when the waiting room has no place for this priority.
-    func enter(_ priority: PasswordHasher.Priority) async throws {
+    package func enter(_ priority: PasswordHasher.Priority) async throws {
         try await withCheckedThrowingContinuation { (waiter: Waiter) in
             let answer: Result<Void, any Error>? = state.withLockedValue { state in
                 if state.free > 0 {
@@ -204,7 +204,7 @@ final class HashingQueue: Sendable {
     }
 
     /// Gives a slot back: to the next waiter, work under way first.
-    func leave() {
+    package func leave() {
         let next: Waiter? = state.withLockedValue { state in
             if !state.underWay.isEmpty { return state.underWay.removeFirst() }
             if !state.new.isEmpty { return state.new.removeFirst() }
@@ -215,7 +215,7 @@ final class HashingQueue: Sendable {
     }
 
     /// How many wait, for tests and metrics.
-    var waiting: (underWay: Int, new: Int) {
+    package var waiting: (underWay: Int, new: Int) {
         state.withLockedValue { ($0.underWay.count, $0.new.count) }
     }
 }

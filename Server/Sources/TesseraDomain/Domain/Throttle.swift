@@ -105,6 +105,11 @@ public struct WorkLimits: Sendable {
     public struct Exceeded: Error, Sendable, Equatable {
         public var work: Work
         public var retryAfter: Int64
+
+        package init(work: Work, retryAfter: Int64) {
+            self.work = work
+            self.retryAfter = retryAfter
+        }
     }
 
     let hashingPerAddress: RateLimiter

@@ -5,9 +5,9 @@ import TesseraCore
 /// (RFC 2045–2047): 7-bit clean, CRLF line endings, no line longer than 76 octets
 /// (the hard limit is 998, RFC 5322 §2.1.1), UTF-8 text in quoted-printable, non-ASCII
 /// header text as encoded-words.
-enum MIMEMessage {
+package enum MIMEMessage {
     /// The rendered message, ending in CRLF; dot-stuffing is the SMTP layer's job.
-    static func render(_ message: MailMessage, from: MailAddress, messageID: String, date: Int64,
+    package static func render(_ message: MailMessage, from: MailAddress, messageID: String, date: Int64,
                        boundary: String = "=_tessera_" + SecureRandom.token(bytes: 12)) -> String {
         var headers = [
             "Date: " + rfc5322Date(date),
@@ -43,7 +43,7 @@ enum MIMEMessage {
 
     /// RFC 2045 §6.7: line breaks become CRLF, encoded lines stay within 76 octets
     /// (soft breaks `=` CRLF), and whitespace at the end of a line is encoded.
-    static func quotedPrintable(_ text: String) -> String {
+    package static func quotedPrintable(_ text: String) -> String {
         let hex = Array("0123456789ABCDEF".utf8)
         var output: [String] = []
         let normalized = text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
@@ -104,7 +104,7 @@ enum MIMEMessage {
 
     /// `Name <address>`, the name as atoms, a quoted string or encoded-words (RFC 5322 §3.4,
     /// RFC 2047 §5(3)).
-    static func mailbox(_ address: MailAddress) -> String {
+    package static func mailbox(_ address: MailAddress) -> String {
         guard let name = address.displayName else { return address.address }
         let atext = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$%&'*+-/=?^_`{|}~ ")
         let phrase: String
@@ -128,7 +128,7 @@ enum MIMEMessage {
     }
 
     /// A Message-ID's `id-left "@" id-right` (RFC 5322 §3.6.4): random, then the issuer's host.
-    static func newMessageID(domain: String) -> String {
+    package static func newMessageID(domain: String) -> String {
         SecureRandom.token(bytes: 18) + "@" + domain
     }
 }

@@ -84,7 +84,7 @@ public struct MailAddress: Sendable, Equatable, CustomStringConvertible {
     /// A deliberately plain check: ASCII, one `@`, no spaces, controls or characters that
     /// would let a value escape a header or an SMTP command. Internationalized addresses
     /// (SMTPUTF8, RFC 6531) are not supported.
-    static func isValid(address: String) -> Bool {
+    package static func isValid(address: String) -> Bool {
         let parts = address.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, let local = parts.first, let domain = parts.last, !local.isEmpty, !domain.isEmpty,
               address.utf8.count <= 254, local.utf8.count <= 64 else { return false }

@@ -34,7 +34,7 @@ public struct OutboxMailer: Mailer {
 
     /// Stores the message; returns its outbox id.
     @discardableResult
-    func enqueue(_ message: MailMessage) async throws -> String {
+    package func enqueue(_ message: MailMessage) async throws -> String {
         let prepared = try prepare(message)
         try await store.enqueue(prepared)
         signal.notify()

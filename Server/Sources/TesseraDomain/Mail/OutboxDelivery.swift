@@ -43,9 +43,15 @@ package struct OutboxDelivery: Sendable {
 
     /// What one round did.
     package struct Round: Equatable {
-        var delivered = 0
-        var deferred = 0
-        var failed = 0
+        package var delivered = 0
+        package var deferred = 0
+        package var failed = 0
+
+        package init(delivered: Int = 0, deferred: Int = 0, failed: Int = 0) {
+            self.delivered = delivered
+            self.deferred = deferred
+            self.failed = failed
+        }
     }
 
     /// Delivers the messages that are due, one after another, until none is left, the

@@ -190,16 +190,16 @@ struct AuthorizationEndpoint {
 /// is useless without the server's key, and a token the attacker obtained in their own
 /// browser is bound to their session, not the victim's. With an https issuer the cookie is
 /// `__Host-` prefixed, which browsers accept only from this very host, `Secure`, on `/`.
-struct CSRF {
-    let key: SymmetricKey
-    let secure: Bool
+package struct CSRF {
+    package let key: SymmetricKey
+    package let secure: Bool
 
     var cookieName: String { secure ? "__Host-tessera_csrf" : "tessera_csrf" }
 
     /// The token for the forms of a page answering `request`, and the cookie to set if the
     /// browser has none. `session` is the session cookie the browser will send with the form,
     /// when the page is the answer that sets it (right after a sign-in); else the request's.
-    func token(for request: Request, session: String? = nil) -> (String, Cookie?) {
+    package func token(for request: Request, session: String? = nil) -> (String, Cookie?) {
         let binding = session ?? request.cookies[BrowserSessions.cookieName(secure: secure)]?.value
         if let existing = request.cookies[cookieName]?.value, existing.count >= 32 {
             return (formToken(existing, session: binding), nil)
@@ -210,13 +210,13 @@ struct CSRF {
     }
 
     /// Whether a form's `csrf_token` belongs to this browser's cookie and session.
-    func isValid(_ submitted: String?, request: Request) -> Bool {
+    package func isValid(_ submitted: String?, request: Request) -> Bool {
         guard let submitted, let cookie = request.cookies[cookieName]?.value, cookie.count >= 32 else { return false }
         let expected = formToken(cookie, session: request.cookies[BrowserSessions.cookieName(secure: secure)]?.value)
         return constantTimeEquals(Array(submitted.utf8), Array(expected.utf8))
     }
 
-    func formToken(_ cookie: String, session: String?) -> String {
+    package func formToken(_ cookie: String, session: String?) -> String {
         let binding = (session?.isEmpty ?? true) ? "" : tokenHash(session!)
         let mac = HMAC<SHA256>.authenticationCode(for: Data((cookie + "|" + binding).utf8), using: key)
         return Base64URL.encode(Data(mac))
@@ -228,15 +228,15 @@ struct CSRF {
 /// attempts from that browser count against it alone, not against the account's or the
 /// address's limits, so an attacker's wrong guesses elsewhere never lock the owner out of a
 /// browser they use. The cookie carries no secret of the user's; it says "this browser".
-struct DeviceCookies {
-    let key: SymmetricKey
-    let secure: Bool
+package struct DeviceCookies {
+    package let key: SymmetricKey
+    package let secure: Bool
     static let lifetime = 180 * 86_400
 
     var name: String { secure ? "__Host-tessera_device" : "tessera_device" }
 
     /// The device the request's cookie proves, if its signature holds.
-    func device(in request: Request) -> KnownDevice? {
+    package func device(in request: Request) -> KnownDevice? {
         guard let value = request.cookies[name]?.value, value.count <= 256 else { return nil }
         let parts = value.split(separator: ".")
         guard parts.count == 3 else { return nil }
@@ -281,8 +281,8 @@ extension PasswordSignIn.Failure {
 /// The provider's browser session cookie. With an https issuer it is `__Host-` prefixed:
 /// browsers then take it only from this very host, `Secure`, on `/`, so neither a sibling
 /// subdomain nor a plain-http page can plant or overwrite it (session fixation).
-struct BrowserSessions {
-    static func cookieName(secure: Bool) -> String { secure ? "__Host-tessera_session" : "tessera_session" }
+package struct BrowserSessions {
+    package static func cookieName(secure: Bool) -> String { secure ? "__Host-tessera_session" : "tessera_session" }
     let services: Services
     var cookieName: String { Self.cookieName(secure: services.configuration.secureCookies) }
 

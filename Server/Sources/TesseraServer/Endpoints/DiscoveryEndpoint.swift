@@ -5,10 +5,10 @@ import TesseraDomain
 
 /// `/.well-known/openid-configuration` (OpenID Connect Discovery §4) and
 /// `/.well-known/oauth-authorization-server` (RFC 8414 §3), one document for both.
-struct DiscoveryEndpoint {
-    let document: Data
+package struct DiscoveryEndpoint {
+    package let document: Data
 
-    init(services: Services) throws {
+    package init(services: Services) throws {
         let issuer = services.issuer
         func url(_ endpoint: Endpoint) -> String { issuer + endpoint.path }
         var metadata = ProviderMetadata(issuer: issuer, authorizationEndpoint: url(.authorization), tokenEndpoint: url(.token),

@@ -7,7 +7,7 @@ import TesseraDomain
 /// native API's style), the link itself (`/emaillink/v1.0/signin`, a hosted page when it
 /// opens in a browser), "email me a link" on the login page, and the association files
 /// that make the link open the app.
-struct EmailLinkEndpoints {
+package struct EmailLinkEndpoints {
     let services: Services
     var links: EmailLinks { services.emailLinks }
     var pages: PageRenderer { services.pages }
@@ -15,7 +15,7 @@ struct EmailLinkEndpoints {
 
     static let loginPath = "/login/emaillink"
     /// Marks the browser that asked for a link, so that opening it there needs no retyping.
-    static let deviceCookie = "tessera_link_device"
+    package static let deviceCookie = "tessera_link_device"
 
     func register(on router: Router<TesseraRequestContext>) {
         router.post(RouterPath(TesseraPath.emailLinkSend)) { request, context in

@@ -61,7 +61,7 @@ enum RequestOrigin {
 }
 
 /// Largest form body accepted.
-let maxFormBody = 64 * 1024
+package let maxFormBody = 64 * 1024
 
 extension Request {
     /// Query parameters, keeping duplicates aside.

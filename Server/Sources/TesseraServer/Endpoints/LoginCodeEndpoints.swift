@@ -9,13 +9,13 @@ import TesseraDomain
 ///
 /// With enumeration protection an address without an account gets the same pages and no
 /// mail; no code can match.
-struct LoginCodeEndpoints {
+package struct LoginCodeEndpoints {
     let services: Services
     var authorization: AuthorizationEndpoint { AuthorizationEndpoint(services: services) }
 
-    static let startPath = "/login/code"
-    static let verifyPath = "/login/code/verify"
-    static let resendPath = "/login/code/resend"
+    package static let startPath = "/login/code"
+    package static let verifyPath = "/login/code/verify"
+    package static let resendPath = "/login/code/resend"
 
     func register(on router: Router<TesseraRequestContext>) {
         router.post(RouterPath(Self.startPath)) { request, context in try await step(request, context, start) }

@@ -7,8 +7,8 @@ import TesseraDomain
 
 /// The process's metrics: swift-metrics bootstrapped once with a Prometheus registry, the
 /// first time a server with a management listener is built.
-enum MetricsExport {
-    static let registry: PrometheusCollectorRegistry = {
+package enum MetricsExport {
+    package static let registry: PrometheusCollectorRegistry = {
         let registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
         // Request latency in seconds, from 1 ms to 10 s.

@@ -7,14 +7,14 @@ import TesseraDomain
 /// server serves at `/assets/logo`, and the stylesheet at `/assets/brand.css` (the accent colour
 /// as the built-in stylesheet's variable, then the operator's own CSS). Served by the server
 /// itself so the pages' Content-Security-Policy stays `'self'`.
-struct BrandAssets: Sendable {
+package struct BrandAssets: Sendable {
     static let logoPath = "/assets/logo"
     static let stylesheetPath = "/assets/brand.css"
     static let maxLogoSize = 256 << 10
 
     let name: String
-    let logo: (bytes: [UInt8], contentType: String)?
-    let stylesheet: String?
+    package let logo: (bytes: [UInt8], contentType: String)?
+    package let stylesheet: String?
 
     init(_ branding: Branding) throws {
         name = branding.name

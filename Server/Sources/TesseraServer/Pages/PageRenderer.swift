@@ -6,7 +6,7 @@ import TesseraDomain
 /// Renders the hosted pages from the compiled-in templates.
 public struct PageRenderer: Sendable {
     let library: MustacheLibrary
-    let brand: BrandAssets
+    package let brand: BrandAssets
 
     /// The built-in templates, each replaced by the one of its name in `branding`'s pages
     /// folder; a file there that is not a template's, or that doesn't compile, is refused with
@@ -131,7 +131,7 @@ public struct PageRenderer: Sendable {
 
     /// A password reset's last step: the new password, with the policy's length and what
     /// was wrong with the last one typed (never the password itself).
-    func newPassword(language: PageLanguage, clientName: String, interaction: String, csrf: String, flow: String, email: String,
+    package func newPassword(language: PageLanguage, clientName: String, interaction: String, csrf: String, flow: String, email: String,
                      minimumLength: Int, message: String?, signUp: Bool = false) -> String {
         render("newpassword", [
             "title": language.text(signUp ? .signUpPasswordTitle : .newPasswordTitle), "signInTo": language.text(.signInTo),

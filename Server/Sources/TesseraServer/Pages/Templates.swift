@@ -4,8 +4,8 @@ import NIOCore
 /// The hosted pages' Mustache templates (`Resources/pages/*.mustache`) and stylesheet,
 /// embedded in the binary by the build so that `tessera` runs from any directory. Every
 /// value is HTML-escaped by Mustache.
-enum Templates {
-    static let all: [String: String] = [
+package enum Templates {
+    package static let all: [String: String] = [
         "header": text(PackageResources.header_mustache), "footer": text(PackageResources.footer_mustache),
         "login": text(PackageResources.login_mustache), "consent": text(PackageResources.consent_mustache),
         "error": text(PackageResources.error_mustache), "logout": text(PackageResources.logout_mustache),

@@ -130,7 +130,7 @@ public enum PasswordCostCaps {
     static let pbkdf2Rounds = 1...2_000_000
 
     /// Why scrypt parameters are over the caps, or nil when they are within them.
-    static func scryptProblem(logN: Int, r: Int, p: Int) -> String? {
+    package static func scryptProblem(logN: Int, r: Int, p: Int) -> String? {
         guard (1...24).contains(logN), (1...32).contains(r), (1...16).contains(p) else {
             return "scrypt parameters must be ln 1 to 24, r 1 to 32, p 1 to 16"
         }

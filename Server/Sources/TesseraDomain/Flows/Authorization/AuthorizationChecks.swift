@@ -7,9 +7,9 @@ import TesseraCore
 /// `redirectable` says where its error goes: to the client's redirect URI, or only to an
 /// error page. A check may be redirectable only once the client and its redirect URI are
 /// verified (RFC 6749 §4.1.2.1): otherwise an attacker's URI would receive the error.
-struct AuthorizationCheck: Sendable {
-    let name: String
-    let redirectable: Bool
+package struct AuthorizationCheck: Sendable {
+    package let name: String
+    package let redirectable: Bool
     let run: @Sendable (Authorizer, inout AuthorizationDraft) async throws -> OAuthError?
 
     init(_ name: String, redirectable: Bool = true,
@@ -81,7 +81,7 @@ extension Authorizer {
     ]
 
     /// Every check, in the order it runs.
-    static let checks: [AuthorizationCheck] = [
+    package static let checks: [AuthorizationCheck] = [
         // The client and its redirect URI: until both check out, nothing is redirected.
         AuthorizationCheck("client", redirectable: false) { authorizer, draft in
             let parameters = draft.parameters

@@ -374,7 +374,7 @@ package struct Federation: Sendable {
         try secretBox.seal(Data(token.utf8), context: "upstream-refresh-token")
     }
 
-    func open(_ stored: String) throws -> String {
+    package func open(_ stored: String) throws -> String {
         guard SecretBox.isSealed(stored) else { return stored }
         return String(decoding: try secretBox.open(stored, context: "upstream-refresh-token"), as: UTF8.self)
     }
