@@ -34,8 +34,8 @@ struct TokenEndpoint {
         }
         // No language: /token's grants send no mail.
         do {
-            return try Responses.json(try await services.grants.exchange(grant, TokenRequest(parameters: parameters, client: client,
-                                                                                             address: address)))
+            return Responses.json(try await services.grants.exchange(grant, TokenRequest(parameters: parameters, client: client,
+                                                                                         address: address)))
         } catch let failure as FlowFailure {
             // A native Sign in with Apple that needs a second factor goes on at the native API.
             throw Self.oauthError(NativeAuthWire.error(failure, at: .token))
