@@ -22,7 +22,7 @@ extension SQLStore: GrantStore {
             guard let row = try await db.raw("SELECT * FROM authorization_codes WHERE code_hash = \(bind: codeHash)").first() else { return nil }
             return AuthorizationCodeRecord(
                 clientID: try row.string("client_id"), userID: try row.string("user_id"), redirectURI: try row.string("redirect_uri"),
-                scope: ScopeSet(parsing: try row.string("scope")), claims: try Self.claims(row), nonce: try row.optionalString("nonce"),
+                scope: ScopeSet(parsing: try row.string("scope")), claims: try Self.claims(SQLColumns(row: row)), nonce: try row.optionalString("nonce"),
                 codeChallenge: try row.optionalString("code_challenge"), authTime: try row.int("auth_time"),
                 amr: try row.string("amr").split(separator: " ").map(String.init), sid: try row.string("sid"),
                 expiresAt: try row.int("expires_at"), redeemedAt: try row.optionalInt("redeemed_at"),
@@ -130,6 +130,10 @@ extension SQLStore: GrantStore {
 
     /// A grant from a row with the `grants` columns.
     static func grant(_ row: any SQLRow) throws -> Grant {
+        try grant(columns: SQLColumns(row: row))
+    }
+
+    static func grant(columns row: some StoreColumns) throws -> Grant {
         var grant = Grant(id: try row.string("id"), clientID: try row.string("client_id"), userID: try row.optionalString("user_id"),
                      scope: ScopeSet(parsing: try row.string("scope")), claims: try claims(row), authTime: try row.optionalInt("auth_time"),
                      amr: (try row.optionalString("amr") ?? "").split(separator: " ").map(String.init),
@@ -139,7 +143,7 @@ extension SQLStore: GrantStore {
         return grant
     }
 
-    static func claims(_ row: any SQLRow) throws -> ClaimsRequest? {
+    static func claims(_ row: some StoreColumns) throws -> ClaimsRequest? {
         try row.optionalString("claims").map { try JSONDecoder().decode(ClaimsRequest.self, from: Data($0.utf8)) }
     }
 

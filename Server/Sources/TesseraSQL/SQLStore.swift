@@ -30,8 +30,36 @@ extension SQLRow {
     func optionalInt(_ column: String) throws -> Int64? { try decode(column: column, as: Int64?.self) }
     func bool(_ column: String) throws -> Bool { try decode(column: column, as: Bool.self) }
     func json<T: Decodable>(_ column: String, as type: T.Type) throws -> T {
+        try SQLColumns(row: self).json(column, as: type)
+    }
+}
+
+/// The columns of a row by name, as the grant's and the user's records are read from it: SQLKit's
+/// rows (``SQLColumns``), and the prepared rotation's cells by position (``PostgresCells``), which
+/// decode each column as its type, without SQLKit's lookup by name and cast at run time.
+protocol StoreColumns {
+    func string(_ column: String) throws -> String
+    func optionalString(_ column: String) throws -> String?
+    func int(_ column: String) throws -> Int64
+    func optionalInt(_ column: String) throws -> Int64?
+    func bool(_ column: String) throws -> Bool
+}
+
+extension StoreColumns {
+    func json<T: Decodable>(_ column: String, as type: T.Type) throws -> T {
         try JSONDecoder().decode(T.self, from: Data(try string(column).utf8))
     }
+}
+
+/// A row of SQLKit's (SQLite's, or PostgreSQL's through PostgresKit).
+struct SQLColumns: StoreColumns {
+    let row: any SQLRow
+
+    func string(_ column: String) throws -> String { try row.string(column) }
+    func optionalString(_ column: String) throws -> String? { try row.optionalString(column) }
+    func int(_ column: String) throws -> Int64 { try row.int(column) }
+    func optionalInt(_ column: String) throws -> Int64? { try row.optionalInt(column) }
+    func bool(_ column: String) throws -> Bool { try row.bool(column) }
 }
 
 

@@ -23,8 +23,10 @@ extension SQLStore {
             let now = clock.now()
             let rotation = RefreshTokenRotation(now: now, tokenHash: tokenHash, clientID: clientID, successorHash: successor.tokenHash,
                                                 successorExpiry: now + successor.lifetime)
-            guard let row = try await connection.rows(of: rotation).first?.sql() else { return nil }
-            return (try Self.grant(PrefixedRow(row: row, prefix: "grant_")), try Self.user(row))
+            guard let row = try await connection.rows(of: rotation).first else { return nil }
+            let cells = Array(row)
+            return (try Self.grant(columns: PostgresCells(cells: cells, positions: RefreshTokenRotation.grantPositions)),
+                    try Self.user(columns: PostgresCells(cells: cells, positions: RefreshTokenRotation.userPositions)))
         }
     }
 
@@ -34,18 +36,6 @@ extension SQLStore {
     /// The columns of `users`, as ``user(_:)`` reads them.
     static let userColumns = ["id", "email", "email_verified", "password_hash", "profile", "created_at", "updated_at", "version",
                               "disabled_at", "roles"]
-}
-
-/// The columns of a row whose names start with `prefix`, by their names without it: one table's
-/// columns among another's in a row that returns both.
-struct PrefixedRow: SQLRow {
-    let row: any SQLRow
-    let prefix: String
-
-    var allColumns: [String] { row.allColumns.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) } }
-    func contains(column: String) -> Bool { row.contains(column: prefix + column) }
-    func decodeNil(column: String) throws -> Bool { try row.decodeNil(column: prefix + column) }
-    func decode<D: Decodable>(column: String, as type: D.Type) throws -> D { try row.decode(column: prefix + column, as: type) }
 }
 
 /// A connection that is already inside a transaction: every store call made through it

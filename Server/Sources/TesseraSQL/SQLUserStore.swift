@@ -130,6 +130,10 @@ extension SQLStore: UserStore {
     }
 
     static func user(_ row: any SQLRow) throws -> User {
+        try user(columns: SQLColumns(row: row))
+    }
+
+    static func user(columns row: some StoreColumns) throws -> User {
         var user = User(id: try row.string("id"), email: try row.string("email"), emailVerified: try row.bool("email_verified"),
                         passwordHash: try row.optionalString("password_hash"),
                         profile: try row.json("profile", as: [String: JSONValue].self),
