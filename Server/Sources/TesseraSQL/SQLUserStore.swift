@@ -136,7 +136,7 @@ extension SQLStore: UserStore {
     static func user(columns row: some StoreColumns) throws -> User {
         var user = User(id: try row.string("id"), email: try row.string("email"), emailVerified: try row.bool("email_verified"),
                         passwordHash: try row.optionalString("password_hash"),
-                        profile: try row.json("profile", as: [String: JSONValue].self),
+                        profile: try row.jsonObject("profile"),
                         createdAt: try row.int("created_at"), updatedAt: try row.int("updated_at"))
         user.version = try row.int("version")
         user.disabledAt = try row.optionalInt("disabled_at")

@@ -1,0 +1,299 @@
+import Foundation
+
+/// Why a text is not JSON, and where it stops being JSON.
+public struct JSONParsingError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What is wrong, e.g. `an unescaped control character in a string`.
+    public let reason: String
+    /// The offset of the byte where the text stops being JSON.
+    public let offset: Int
+
+    /// Makes the error of a text that stops being JSON at byte `offset`, for `reason`.
+    public init(reason: String, offset: Int) {
+        self.reason = reason
+        self.offset = offset
+    }
+
+    /// `not JSON at byte` the offset, and the reason.
+    public var description: String { "not JSON at byte \(offset): \(reason)" }
+}
+
+extension JSONValue {
+    /// The value of a JSON text (RFC 8259), as `JSONDecoder` decodes a `JSONValue` from it but
+    /// without it: a number is `.int` when it is whole and fits `Int64`, however it is written,
+    /// and `.double` otherwise; of an object's members with the same name the first counts.
+    /// Refused as Foundation refuses them: invalid UTF-8, lone surrogates, numbers beyond
+    /// `Double`'s range, nesting deeper than 512 arrays and objects, anything but whitespace
+    /// after the value. Stricter than Foundation in one thing: a comma before a closing bracket
+    /// is refused, as RFC 8259 has it.
+    ///
+    /// - Throws: ``JSONParsingError``, with the offset where the text stops being JSON.
+    public init(parsing text: Data) throws {
+        self = try text.withUnsafeBytes { bytes in
+            var parser = JSONParser(bytes: bytes.bindMemory(to: UInt8.self))
+            return try parser.document()
+        }
+    }
+
+    /// The value of a JSON text held in a string, read as the `Data` variant reads its bytes.
+    ///
+    /// - Throws: ``JSONParsingError``, with the offset (in UTF-8 bytes) where the text stops being JSON.
+    public init(parsing text: String) throws {
+        var text = text
+        self = try text.withUTF8 { bytes in
+            var parser = JSONParser(bytes: bytes)
+            return try parser.document()
+        }
+    }
+}
+
+/// A recursive-descent parser over the text's bytes.
+private struct JSONParser {
+    let bytes: UnsafeBufferPointer<UInt8>
+    var position = 0
+    var depth = 0
+    static let maximumDepth = 512
+
+    init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+    mutating func document() throws -> JSONValue {
+        let value = try self.value()
+        skipWhitespace()
+        guard position == bytes.count else { throw failure("more after the value") }
+        return value
+    }
+
+    func failure(_ reason: String) -> JSONParsingError { JSONParsingError(reason: reason, offset: position) }
+
+    mutating func skipWhitespace() {
+        while position < bytes.count {
+            switch bytes[position] {
+            case 0x20, 0x09, 0x0A, 0x0D: position += 1
+            default: return
+            }
+        }
+    }
+
+    mutating func value() throws -> JSONValue {
+        skipWhitespace()
+        guard position < bytes.count else { throw failure("the text ends where a value should be") }
+        switch bytes[position] {
+        case UInt8(ascii: "{"): return .object(try object())
+        case UInt8(ascii: "["): return .array(try array())
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
+        default: throw failure("no value starts here")
+        }
+    }
+
+    mutating func literal(_ word: StaticString) throws {
+        let count = word.utf8CodeUnitCount
+        guard bytes.count - position >= count,
+              memcmp(bytes.baseAddress! + position, word.utf8Start, count) == 0 else { throw failure("not \(word)") }
+        position += count
+    }
+
+    mutating func nested<T>(_ body: (inout JSONParser) throws -> T) throws -> T {
+        depth += 1
+        guard depth <= Self.maximumDepth else { throw failure("nested deeper than \(Self.maximumDepth) levels") }
+        defer { depth -= 1 }
+        return try body(&self)
+    }
+
+    mutating func object() throws -> [String: JSONValue] {
+        try nested { parser in
+            parser.position += 1
+            var members: [String: JSONValue] = [:]
+            parser.skipWhitespace()
+            if parser.position < parser.bytes.count, parser.bytes[parser.position] == UInt8(ascii: "}") {
+                parser.position += 1
+                return members
+            }
+            while true {
+                parser.skipWhitespace()
+                guard parser.position < parser.bytes.count, parser.bytes[parser.position] == UInt8(ascii: "\"") else {
+                    throw parser.failure("a member's name must be a string")
+                }
+                let name = try parser.string()
+                parser.skipWhitespace()
+                guard parser.position < parser.bytes.count, parser.bytes[parser.position] == UInt8(ascii: ":") else {
+                    throw parser.failure("a colon must follow a member's name")
+                }
+                parser.position += 1
+                let value = try parser.value()
+                if members[name] == nil { members[name] = value }
+                guard try parser.another(closing: UInt8(ascii: "}")) else { return members }
+            }
+        }
+    }
+
+    mutating func array() throws -> [JSONValue] {
+        try nested { parser in
+            parser.position += 1
+            var elements: [JSONValue] = []
+            parser.skipWhitespace()
+            if parser.position < parser.bytes.count, parser.bytes[parser.position] == UInt8(ascii: "]") {
+                parser.position += 1
+                return elements
+            }
+            while true {
+                elements.append(try parser.value())
+                guard try parser.another(closing: UInt8(ascii: "]")) else { return elements }
+            }
+        }
+    }
+
+    /// After a member or an element: true at a comma, false at the closing bracket (both taken).
+    mutating func another(closing: UInt8) throws -> Bool {
+        skipWhitespace()
+        guard position < bytes.count else { throw failure("the text ends inside an object or array") }
+        switch bytes[position] {
+        case UInt8(ascii: ","): position += 1; return true
+        case closing: position += 1; return false
+        default: throw failure("a comma or the closing bracket must follow")
+        }
+    }
+
+    /// A string, its opening quote at `position`.
+    mutating func string() throws -> String {
+        position += 1
+        let start = position
+        // Most strings have no escape: their bytes are the string's UTF-8.
+        while position < bytes.count {
+            switch bytes[position] {
+            case UInt8(ascii: "\""):
+                defer { position += 1 }
+                return try utf8(start..<position)
+            case UInt8(ascii: "\\"):
+                return try escapedString(from: start)
+            case 0..<0x20:
+                throw failure("an unescaped control character in a string")
+            default:
+                position += 1
+            }
+        }
+        throw failure("the text ends inside a string")
+    }
+
+    func utf8(_ range: Range<Int>) throws -> String {
+        guard let text = String(validating: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self) else {
+            throw JSONParsingError(reason: "a string that is not UTF-8", offset: range.lowerBound)
+        }
+        return text
+    }
+
+    mutating func escapedString(from start: Int) throws -> String {
+        var text = try utf8(start..<position)
+        var run = position
+        while position < bytes.count {
+            switch bytes[position] {
+            case UInt8(ascii: "\""):
+                text += try utf8(run..<position)
+                position += 1
+                return text
+            case UInt8(ascii: "\\"):
+                text += try utf8(run..<position)
+                position += 1
+                guard position < bytes.count else { break }
+                let escape = bytes[position]
+                position += 1
+                switch escape {
+                case UInt8(ascii: "\""): text += "\""
+                case UInt8(ascii: "\\"): text += "\\"
+                case UInt8(ascii: "/"): text += "/"
+                case UInt8(ascii: "b"): text += "\u{08}"
+                case UInt8(ascii: "f"): text += "\u{0C}"
+                case UInt8(ascii: "n"): text += "\n"
+                case UInt8(ascii: "r"): text += "\r"
+                case UInt8(ascii: "t"): text += "\t"
+                case UInt8(ascii: "u"): text.unicodeScalars.append(try unicodeEscape())
+                default: position -= 1; throw failure("an unknown escape")
+                }
+                run = position
+            case 0..<0x20:
+                throw failure("an unescaped control character in a string")
+            default:
+                position += 1
+            }
+        }
+        throw failure("the text ends inside a string")
+    }
+
+    /// The scalar of `\uXXXX` (its `\u` taken), a surrogate pair's second half included.
+    mutating func unicodeEscape() throws -> Unicode.Scalar {
+        let first = try hexQuad()
+        switch first {
+        case 0xD800...0xDBFF:
+            guard bytes.count - position >= 6, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
+                throw failure("a high surrogate without its low one")
+            }
+            position += 2
+            let second = try hexQuad()
+            guard (0xDC00...0xDFFF).contains(second) else { throw failure("a high surrogate without its low one") }
+            return Unicode.Scalar(0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00))!
+        case 0xDC00...0xDFFF:
+            throw failure("a low surrogate without its high one")
+        default:
+            return Unicode.Scalar(first)!
+        }
+    }
+
+    mutating func hexQuad() throws -> UInt32 {
+        guard bytes.count - position >= 4 else { throw failure("a \\u escape needs four hex digits") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[position]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw failure("a \\u escape needs four hex digits")
+            }
+            value = value << 4 | UInt32(digit)
+            position += 1
+        }
+        return value
+    }
+
+    /// RFC 8259 §6: `-? (0 | [1-9][0-9]*) (.[0-9]+)? ([eE][+-]?[0-9]+)?`.
+    mutating func number() throws -> JSONValue {
+        let start = position
+        var whole = true
+        if bytes[position] == UInt8(ascii: "-") { position += 1 }
+        guard position < bytes.count, isDigit(bytes[position]) else { throw failure("a number needs a digit") }
+        if bytes[position] == UInt8(ascii: "0") {
+            position += 1
+            if position < bytes.count, isDigit(bytes[position]) { throw failure("a number can't start with 0") }
+        } else {
+            skipDigits()
+        }
+        if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
+            whole = false
+            position += 1
+            guard position < bytes.count, isDigit(bytes[position]) else { throw failure("a fraction needs a digit") }
+            skipDigits()
+        }
+        if position < bytes.count, bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E") {
+            whole = false
+            position += 1
+            if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") { position += 1 }
+            guard position < bytes.count, isDigit(bytes[position]) else { throw failure("an exponent needs a digit") }
+            skipDigits()
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+        if whole, let value = Int64(text) { return .int(value) }
+        guard let value = Double(text), value.isFinite else {
+            throw JSONParsingError(reason: "a number beyond Double's range", offset: start)
+        }
+        return Int64(exactly: value).map(JSONValue.int) ?? .double(value)
+    }
+
+    func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+    mutating func skipDigits() {
+        while position < bytes.count, isDigit(bytes[position]) { position += 1 }
+    }
+}
