@@ -16,6 +16,7 @@ let package = Package(
         .executableTarget(name: "FuzzJOSE", dependencies: ["FuzzSupport", .product(name: "TesseraCore", package: "tessera")]),
         .executableTarget(name: "FuzzForm", dependencies: ["FuzzSupport", .product(name: "TesseraCore", package: "tessera")]),
         .executableTarget(name: "FuzzClaims", dependencies: ["FuzzSupport", .product(name: "TesseraCore", package: "tessera")]),
+        .executableTarget(name: "FuzzJSON", dependencies: ["FuzzSupport", .product(name: "TesseraCore", package: "tessera")]),
         .executableTarget(name: "FuzzWebAuthn", dependencies: ["FuzzSupport", .product(name: "TesseraWebAuthn", package: "tessera-server")]),
     ],
     swiftLanguageModes: [.v6]
