@@ -47,11 +47,15 @@ struct JSONParsingTests {
             try JSONValue(parsing: "[1 2]")
         }
         #expect(throws: JSONParsingError.self) { try JSONValue(parsing: Data([0x22, 0xFF, 0xFE, 0x22])) }
-        // Foundation reads a comma before a closing bracket; RFC 8259 (and this parser) doesn't.
+        // Foundation reads a comma before a closing bracket, and UTF-16; RFC 8259 (and this
+        // parser) doesn't.
         for text in ["[1,]", "{\"a\":1,}"] {
             #expect(Self.foundation(text) != nil)
             #expect(throws: JSONParsingError.self, "\(text)") { try JSONValue(parsing: text) }
         }
+        let utf16 = Data([0x00, 0x34])
+        #expect((try? JSONDecoder().decode(JSONValue.self, from: utf16)) == .int(4))
+        #expect(throws: JSONParsingError.self) { try JSONValue(parsing: utf16) }
         #expect(throws: JSONParsingError.self) { try JSONValue(parsing: Data([0x22, 0xC3, 0x22])) }
     }
 

@@ -23,8 +23,8 @@ extension JSONValue {
     /// and `.double` otherwise; of an object's members with the same name the first counts.
     /// Refused as Foundation refuses them: invalid UTF-8, lone surrogates, numbers beyond
     /// `Double`'s range, nesting deeper than 512 arrays and objects, anything but whitespace
-    /// after the value. Stricter than Foundation in one thing: a comma before a closing bracket
-    /// is refused, as RFC 8259 has it.
+    /// after the value. Stricter than Foundation, as RFC 8259 has it: a comma before a closing
+    /// bracket is refused, and the text must be UTF-8 (Foundation also reads UTF-16 and UTF-32).
     ///
     /// - Throws: ``JSONParsingError``, with the offset where the text stops being JSON.
     public init(parsing text: Data) throws {
