@@ -24,7 +24,8 @@ extension JSONValue {
     /// Refused as Foundation refuses them: invalid UTF-8, lone surrogates, numbers beyond
     /// `Double`'s range, nesting deeper than 512 arrays and objects, anything but whitespace
     /// after the value. Stricter than Foundation, as RFC 8259 has it: a comma before a closing
-    /// bracket is refused, and the text must be UTF-8 (Foundation also reads UTF-16 and UTF-32).
+    /// bracket is refused, the text must be UTF-8 (Foundation also reads UTF-16 and UTF-32), and
+    /// a member named twice must be JSON in both places (Foundation never reads the second).
     ///
     /// - Throws: ``JSONParsingError``, with the offset where the text stops being JSON.
     public init(parsing text: Data) throws {
@@ -285,10 +286,40 @@ private struct JSONParser {
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
         if whole, let value = Int64(text) { return .int(value) }
+        if !whole, let value = Self.exactInteger(text) { return .int(value) }
         guard let value = Double(text), value.isFinite else {
             throw JSONParsingError(reason: "a number beyond Double's range", offset: start)
         }
         return Int64(exactly: value).map(JSONValue.int) ?? .double(value)
+    }
+
+    /// A number written with a fraction or an exponent whose value is a whole number in
+    /// `Int64`, computed exactly (`92233720368541e03` is 92233720368541000; through `Double` it
+    /// would round past 2^53, where Foundation doesn't); nil when it isn't whole or doesn't fit.
+    static func exactInteger(_ text: String) -> Int64? {
+        let negative = text.hasPrefix("-")
+        let unsigned = negative ? text.dropFirst() : Substring(text)
+        let parts = unsigned.split(maxSplits: 1, omittingEmptySubsequences: false, whereSeparator: { $0 == "e" || $0 == "E" })
+        guard let exponent = parts.count == 2 ? Int(parts[1]) : 0, exponent > -400, exponent < 400 else { return nil }
+        let mantissa = parts[0].split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        var digits = Array(mantissa[0].utf8) + (mantissa.count == 2 ? Array(mantissa[1].utf8) : [])
+        var shift = exponent - (mantissa.count == 2 ? mantissa[1].utf8.count : 0)
+        while shift < 0, digits.last == UInt8(ascii: "0") { digits.removeLast(); shift += 1 }
+        guard shift >= 0 else { return nil }
+        var magnitude: UInt64 = 0
+        for digit in digits {
+            let (times10, overflow) = magnitude.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times10.addingReportingOverflow(UInt64(digit - UInt8(ascii: "0")))
+            guard !overflow, !overflow2 else { return nil }
+            magnitude = sum
+        }
+        for _ in 0..<shift where magnitude != 0 {
+            let (times10, overflow) = magnitude.multipliedReportingOverflow(by: 10)
+            guard !overflow else { return nil }
+            magnitude = times10
+        }
+        if negative { return magnitude <= UInt64(Int64.max) + 1 ? Int64(truncatingIfNeeded: 0 &- magnitude) : nil }
+        return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
     }
 
     func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
