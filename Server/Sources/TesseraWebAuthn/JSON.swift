@@ -17,6 +17,11 @@ enum JSONValue: Equatable {
 /// other, so one client data would say two things); nesting is bounded; and the same bytes
 /// parse the same way on every platform.
 ///
+/// TesseraCore has a parser too, `JSONValue(parsing:)`, for the values we store and exchange:
+/// it reads as Foundation does (the first of two members with one name counts), which this
+/// reader must not, and this target stands on Foundation, swift-crypto and swift-certificates
+/// alone (docs/architecture.md's walls), as its CBOR and base64url readers do.
+///
 /// Input must be UTF-8 (a leading byte order mark is dropped, as §7.1's "UTF-8 decode"
 /// requires); strings may not hold unescaped control characters or unpaired surrogates.
 struct JSONReader {

@@ -27,6 +27,9 @@ extension JSONValue {
     /// bracket is refused, the text must be UTF-8 (Foundation also reads UTF-16 and UTF-32), and
     /// a member named twice must be JSON in both places (Foundation never reads the second).
     ///
+    /// WebAuthn's client data is read by a stricter reader of TesseraWebAuthn's own (a member
+    /// named twice refused, nesting bounded at 32): that target depends on no module of ours.
+    ///
     /// - Throws: ``JSONParsingError``, with the offset where the text stops being JSON.
     public init(parsing text: Data) throws {
         self = try text.withUnsafeBytes { bytes in
