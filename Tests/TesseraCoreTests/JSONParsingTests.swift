@@ -60,6 +60,25 @@ struct JSONParsingTests {
         #expect(throws: JSONParsingError.self) { try JSONValue(parsing: Data([0x22, 0xC3, 0x22])) }
     }
 
+    @Test("a member named twice: the first counts, or the text is refused with the name and where it is named again")
+    func repeatedNames() throws {
+        #expect(try JSONValue(parsing: #"{"a":1,"a":2}"#) == .object(["a": .int(1)]))
+        #expect(throws: JSONParsingError(reason: #"the member "a" is named a second time"#, offset: 7)) {
+            try JSONValue(parsing: #"{"a":1,"a":2}"#, repeatedNames: .refused)
+        }
+        // After their escapes, by Swift's string equality (é and e + U+0301 are one name), in
+        // any object however deep; the same name in two objects, or as a value, is no repeat.
+        for text in [#"{"sub":1,"\u0073ub":2}"#, "{\"n\u{E9}\":1,\"ne\u{301}\":2}", #"[{"x":{"y":[{"z":1,"z":1}]}}]"#] {
+            #expect(throws: JSONParsingError.self, "\(text)") { try JSONValue(parsing: text, repeatedNames: .refused) }
+        }
+        let distinct = #"{"a":{"x":1},"b":{"x":[{"x":2}]},"s":"\"a\":","t":["a","a"]}"#
+        #expect(try JSONValue(parsing: distinct, repeatedNames: .refused) == JSONValue(parsing: distinct))
+        // A name with a control character is quoted with its escape in the reason.
+        #expect(throws: JSONParsingError(reason: #"the member "\n" is named a second time"#, offset: 9)) {
+            try JSONValue(parsing: #"{"\n":1, "\n":2}"#, repeatedNames: .refused)
+        }
+    }
+
     @Test("nesting: 512 levels are read, 513 refused")
     func depth() throws {
         let deep = String(repeating: "[", count: 512) + String(repeating: "]", count: 512)

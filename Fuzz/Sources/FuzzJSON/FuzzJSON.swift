@@ -22,6 +22,7 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         // the writer every signed token goes through.
         require(foundation == value, "read as \(value), by Foundation as \(String(describing: foundation))")
         require((try? JSONValue(parsing: value.serialized)) == value, "\(value) reads back from its serialization")
+        checkRefusingRepeatedNames(bytes, value)
     } catch is JSONParsingError {
         // Refused where Foundation reads it: not checked. Foundation reads more than RFC 8259:
         // a comma before a closing bracket, UTF-16 and UTF-32, and anything at all in the value
@@ -30,4 +31,17 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         require(false, "a parse failed with \(error), not a JSONParsingError")
     }
     return 0
+}
+
+/// Refusing repeated names changes nothing else: the same value when no object names a member
+/// twice, and otherwise a refusal for that reason alone.
+func checkRefusingRepeatedNames(_ bytes: [UInt8], _ value: JSONValue) {
+    do {
+        let strict = try JSONValue(parsing: Data(bytes), repeatedNames: .refused)
+        require(strict == value, "read as \(strict) refusing repeated names, as \(value) otherwise")
+    } catch let error as JSONParsingError {
+        require(error.reason.hasSuffix("is named a second time"), "refused for \(error) only when refusing repeated names")
+    } catch {
+        require(false, "a parse failed with \(error), not a JSONParsingError")
+    }
 }

@@ -13,27 +13,41 @@ public struct JSONParsingError: Error, Sendable, Equatable, CustomStringConverti
         self.offset = offset
     }
 
-    /// `not JSON at byte` the offset, and the reason.
-    public var description: String { "not JSON at byte \(offset): \(reason)" }
+    /// The reason, and the byte: `a comma or the closing bracket must follow (byte 3)`.
+    public var description: String { "\(reason) (byte \(offset))" }
 }
 
 extension JSONValue {
+    /// What a parse makes of an object that names a member twice (RFC 8259 §4: names SHOULD
+    /// be unique, and readers differ on the others).
+    public enum RepeatedNames: Sendable {
+        /// The first member counts, as Foundation's decoding has it; the others must be JSON.
+        case firstCounts
+        /// Refused. For a text another reader may read too, where a member could then mean one
+        /// thing here and another there (`{"alg":"ES256","alg":"none"}`): RFC 7515 §4, RFC 7517
+        /// §4 and RFC 7519 §4 let JOSE's parsers refuse it. Names are compared as a
+        /// dictionary's keys are: after their escapes, by Swift's string equality.
+        case refused
+    }
+
     /// The value of a JSON text (RFC 8259), as `JSONDecoder` decodes a `JSONValue` from it but
     /// without it: a number is `.int` when it is whole and fits `Int64`, however it is written,
-    /// and `.double` otherwise; of an object's members with the same name the first counts.
-    /// Refused as Foundation refuses them: invalid UTF-8, lone surrogates, numbers beyond
-    /// `Double`'s range, nesting deeper than 512 arrays and objects, anything but whitespace
-    /// after the value. Stricter than Foundation, as RFC 8259 has it: a comma before a closing
-    /// bracket is refused, the text must be UTF-8 (Foundation also reads UTF-16 and UTF-32), and
-    /// a member named twice must be JSON in both places (Foundation never reads the second).
+    /// and `.double` otherwise; of an object's members with the same name the first counts
+    /// unless `repeatedNames` is `.refused`. Refused as Foundation refuses them: invalid UTF-8,
+    /// lone surrogates, numbers beyond `Double`'s range, nesting deeper than 512 arrays and
+    /// objects, anything but whitespace after the value. Stricter than Foundation, as RFC 8259
+    /// has it: a comma before a closing bracket is refused, the text must be UTF-8 (Foundation
+    /// also reads UTF-16 and UTF-32), and a member named twice must be JSON in both places
+    /// (Foundation never reads the second).
     ///
-    /// WebAuthn's client data is read by a stricter reader of TesseraWebAuthn's own (a member
-    /// named twice refused, nesting bounded at 32): that target depends on no module of ours.
+    /// WebAuthn's client data is read by a stricter reader of TesseraWebAuthn's own (nesting
+    /// bounded at 32, a byte order mark dropped): that target depends on no module of ours.
     ///
-    /// - Throws: ``JSONParsingError``, with the offset where the text stops being JSON.
-    public init(parsing text: Data) throws {
+    /// - Throws: ``JSONParsingError``, with the offset where the text stops being JSON, or of
+    ///   the name given twice.
+    public init(parsing text: Data, repeatedNames: RepeatedNames = .firstCounts) throws {
         self = try text.withUnsafeBytes { bytes in
-            var parser = JSONParser(bytes: bytes.bindMemory(to: UInt8.self))
+            var parser = JSONParser(bytes: bytes.bindMemory(to: UInt8.self), repeatedNames: repeatedNames)
             return try parser.document()
         }
     }
@@ -41,10 +55,10 @@ extension JSONValue {
     /// The value of a JSON text held in a string, read as the `Data` variant reads its bytes.
     ///
     /// - Throws: ``JSONParsingError``, with the offset (in UTF-8 bytes) where the text stops being JSON.
-    public init(parsing text: String) throws {
+    public init(parsing text: String, repeatedNames: RepeatedNames = .firstCounts) throws {
         var text = text
         self = try text.withUTF8 { bytes in
-            var parser = JSONParser(bytes: bytes)
+            var parser = JSONParser(bytes: bytes, repeatedNames: repeatedNames)
             return try parser.document()
         }
     }
@@ -55,9 +69,13 @@ private struct JSONParser {
     let bytes: UnsafeBufferPointer<UInt8>
     var position = 0
     var depth = 0
+    let repeatedNames: JSONValue.RepeatedNames
     static let maximumDepth = 512
 
-    init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+    init(bytes: UnsafeBufferPointer<UInt8>, repeatedNames: JSONValue.RepeatedNames) {
+        self.bytes = bytes
+        self.repeatedNames = repeatedNames
+    }
 
     mutating func document() throws -> JSONValue {
         let value = try self.value()
@@ -120,6 +138,7 @@ private struct JSONParser {
                 guard parser.position < parser.bytes.count, parser.bytes[parser.position] == UInt8(ascii: "\"") else {
                     throw parser.failure("a member's name must be a string")
                 }
+                let nameOffset = parser.position
                 let name = try parser.string()
                 parser.skipWhitespace()
                 guard parser.position < parser.bytes.count, parser.bytes[parser.position] == UInt8(ascii: ":") else {
@@ -127,7 +146,11 @@ private struct JSONParser {
                 }
                 parser.position += 1
                 let value = try parser.value()
-                if members[name] == nil { members[name] = value }
+                if members[name] == nil {
+                    members[name] = value
+                } else if parser.repeatedNames == .refused {
+                    throw JSONParsingError(reason: "the member \(String(decoding: JSONValue.string(name).serialized, as: UTF8.self)) is named a second time", offset: nameOffset)
+                }
                 guard try parser.another(closing: UInt8(ascii: "}")) else { return members }
             }
         }

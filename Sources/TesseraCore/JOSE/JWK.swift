@@ -44,8 +44,11 @@ public struct JWKSet: Codable, Sendable, Hashable {
     /// Decodes either a JWK Set (`{"keys": [...]}`) or a single JWK; a member name that
     /// appears twice in one object is refused (RFC 7517 §4).
     public static func parse(_ data: Data) throws -> JWKSet {
-        let set = try (try? JSONDecoder().decode(JWKSet.self, from: data)) ?? JWKSet(keys: [JSONDecoder().decode(JWK.self, from: data)])
-        guard !JSONMemberNames.containDuplicates(data) else { throw JOSEError.invalidKey("a member name appears twice in the JWK Set") }
-        return set
+        do {
+            _ = try JSONValue(parsing: data, repeatedNames: .refused)
+        } catch let error as JSONParsingError {
+            throw JOSEError.invalidKey("the JWK Set: \(error)")
+        }
+        return try (try? JSONDecoder().decode(JWKSet.self, from: data)) ?? JWKSet(keys: [JSONDecoder().decode(JWK.self, from: data)])
     }
 }

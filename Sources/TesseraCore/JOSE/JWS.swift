@@ -34,20 +34,27 @@ public struct JWT: Sendable {
               let signature = Base64URL.decode(parts[2]) else {
             throw JOSEError.malformed("a part is not base64url")
         }
-        guard let header = try? JSONDecoder().decode([String: JSONValue].self, from: headerData) else {
-            throw JOSEError.malformed("header is not a JSON object")
-        }
-        guard let claims = try? JSONDecoder().decode([String: JSONValue].self, from: payloadData) else {
-            throw JOSEError.malformed("payload is not a JSON object")
-        }
-        if JSONMemberNames.containDuplicates(headerData) || JSONMemberNames.containDuplicates(payloadData) {
-            throw JOSEError.malformed("a member name appears twice in the header or payload")
-        }
+        let header = try Self.object(headerData, "header")
+        let claims = try Self.object(payloadData, "payload")
         if header["crit"] != nil { throw JOSEError.malformed("critical header parameters are not supported") }
         self.header = header
         self.claims = claims
         self.signingInput = Data((parts[0] + "." + parts[1]).utf8)
         self.signature = signature
+    }
+
+    /// A JOSE header or a JWT's claims: a JSON object in which no member is named twice (RFC
+    /// 7515 §4, RFC 7519 §4: another JOSE library may keep the last of them where
+    /// `JSONDecoder` keeps the first, so `{"alg":"ES256","alg":"none"}` would say two things).
+    static func object(_ data: Data, _ part: String) throws -> [String: JSONValue] {
+        let value: JSONValue
+        do {
+            value = try JSONValue(parsing: data, repeatedNames: .refused)
+        } catch let error as JSONParsingError {
+            throw JOSEError.malformed("the \(part): \(error)")
+        }
+        guard case .object(let members) = value else { throw JOSEError.malformed("the \(part) is not a JSON object") }
+        return members
     }
 
     /// Verifies the signature with the key whose `kid` matches (or the only candidate when
