@@ -79,6 +79,18 @@ struct JSONParsingTests {
         }
     }
 
+    @Test("a number with a fraction past 2^53 is its nearest Double, where Foundation keeps the digits before its point")
+    func fractionPastDoublePrecision() throws {
+        let text = "[1592233744073716162.5,-9007199254740993.5e0]"
+        #expect(try JSONValue(parsing: text) == .array([.int(1_592_233_744_073_716_224), .int(-9_007_199_254_740_994)]))
+        #expect(Self.foundation(text) == .array([.int(1_592_233_744_073_716_162), .int(-9_007_199_254_740_993)]))
+        // Below 2^53 both take the Double (4503599627370497.5 rounds to even), and a whole
+        // number is exact however it is written.
+        #expect(try JSONValue(parsing: "4503599627370497.5") == .int(4_503_599_627_370_498))
+        #expect(Self.foundation("4503599627370497.5") == .int(4_503_599_627_370_498))
+        #expect(try JSONValue(parsing: "15922337440737161620e-1") == .int(1_592_233_744_073_716_162))
+    }
+
     @Test("nesting: 512 levels are read, 513 refused")
     func depth() throws {
         let deep = String(repeating: "[", count: 512) + String(repeating: "]", count: 512)

@@ -38,7 +38,10 @@ extension JSONValue {
     /// objects, anything but whitespace after the value. Stricter than Foundation, as RFC 8259
     /// has it: a comma before a closing bracket is refused, the text must be UTF-8 (Foundation
     /// also reads UTF-16 and UTF-32), and a member named twice must be JSON in both places
-    /// (Foundation never reads the second).
+    /// (Foundation never reads the second). One value differs: a number with a fraction whose
+    /// nearest `Double` is a whole number past 2^53 is that `Double` (`1592233744073716162.5` is
+    /// `.int(1592233744073716224)`, RFC 8259 §6's binary64 reading), where Foundation keeps the
+    /// digits before its point (…162).
     ///
     /// WebAuthn's client data is read by a stricter reader of TesseraWebAuthn's own (nesting
     /// bounded at 32, a byte order mark dropped): that target depends on no module of ours.
