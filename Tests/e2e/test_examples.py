@@ -3,8 +3,9 @@ package of its own depending on the repository's root package — and run agains
 native sign-in, a refresh, Native SSO between two apps of a vendor, and a partner's sign-in
 approved in the operator's authenticator app. So the code the docs show compiles and works.
 
-scripts/test builds it (`swift build --package-path Examples --build-tests`) before the e2e suite
-and sets TESSERA_EXAMPLE_BIN to it."""
+scripts/test builds it in the SDK's build folder (`swift build --package-path Examples --scratch-path
+.build --build-tests`) before the e2e suite and sets TESSERA_EXAMPLE_BIN to it; built as docs/sdk.md
+shows, it is in Examples/.build, where this suite looks without the variable."""
 
 import os
 import subprocess
