@@ -38,10 +38,13 @@ extension JSONValue {
     /// objects, anything but whitespace after the value. Stricter than Foundation, as RFC 8259
     /// has it: a comma before a closing bracket is refused, the text must be UTF-8 (Foundation
     /// also reads UTF-16 and UTF-32), and a member named twice must be JSON in both places
-    /// (Foundation never reads the second). One value differs: a number with a fraction whose
-    /// nearest `Double` is a whole number past 2^53 is that `Double` (`1592233744073716162.5` is
-    /// `.int(1592233744073716224)`, RFC 8259 §6's binary64 reading), where Foundation keeps the
-    /// digits before its point (…162).
+    /// (Foundation never reads the second). Numbers written with a fraction or an exponent whose
+    /// magnitude is 2^53 or more can differ: here a whole one is exact (`92233720368547758e2` is
+    /// `.int(9223372036854775800)`) and another is its nearest `Double` (`1592233744073716162.5`
+    /// is `.int(1592233744073716224)`, RFC 8259 §6's binary64 reading); Foundation reads the
+    /// first as `.double(9.223372036854776e18)`, the second as the digits before its point
+    /// (…162), and `9007199254740993.5` as …993 but `9007199254740993.9999999999999999999999999999`,
+    /// the same `Double`, as …994.
     ///
     /// WebAuthn's client data is read by a stricter reader of TesseraWebAuthn's own (nesting
     /// bounded at 32, a byte order mark dropped): that target depends on no module of ours.
