@@ -877,9 +877,11 @@ def screenshot_both(driver, path: Path) -> None:
 
 
 def wait_for_next_page(driver, element, timeout: float = 30) -> None:
-    """Waits until `element` (a button just pressed) has left the document: the answer's page
-    replaced it. Chromium says so in more than one way (a stale reference, or a node that
-    "does not belong to the document"), so any refusal to read it counts."""
+    """Waits until `element` (a button just pressed) has left the document, and the answer's
+    page has loaded: the button is gone as soon as the old page unloads, before the new one is
+    parsed (a loaded machine once showed a page without its notice yet). Chromium says the button
+    is gone in more than one way (a stale reference, or a node that "does not belong to the
+    document"), so any refusal to read it counts."""
     from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -890,4 +892,11 @@ def wait_for_next_page(driver, element, timeout: float = 30) -> None:
         except WebDriverException:
             return True
 
+    def loaded(_) -> bool:
+        try:
+            return driver.execute_script("return document.readyState") == "complete"
+        except WebDriverException:
+            return False
+
     WebDriverWait(driver, timeout).until(gone)
+    WebDriverWait(driver, timeout).until(loaded)
