@@ -4,8 +4,9 @@ import Mustache
 /// Mustache libraries compiled once per process, by the texts of their templates.
 ///
 /// Mustache's parser takes time quadratic in a template's length: the hosted pages and the
-/// emails take ≈ 21 ms to compile in a release build (17 and 4; the account page alone 10),
-/// on a node's way to ready, and a node makes two renderers of the same pages. `tessera serve`
+/// emails took ≈ 21 ms to compile in a release build (17 and 4; the account page alone 10,
+/// since made of a template a section: `Templates`), on a node's way to ready, and a node
+/// makes two renderers of the same pages. `tessera serve`
 /// asks for both sets ``compileAhead(_:)`` as soon as it has read its settings, on a thread of
 /// their own, while it opens the database and loads the keys; whoever asks for a set under way
 /// waits for it. A set that doesn't compile isn't kept: the next to ask compiles it again and
