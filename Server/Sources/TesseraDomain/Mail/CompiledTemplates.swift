@@ -5,12 +5,11 @@ import Mustache
 ///
 /// Mustache's parser takes time quadratic in a template's length: the hosted pages and the
 /// emails took ≈ 21 ms to compile in a release build (17 and 4; the account page alone 10,
-/// since made of a template a section: `Templates`), on a node's way to ready, and a node
-/// makes two renderers of the same pages. `tessera serve`
-/// asks for both sets ``compileAhead(_:)`` as soon as it has read its settings, on a thread of
-/// their own, while it opens the database and loads the keys; whoever asks for a set under way
-/// waits for it. A set that doesn't compile isn't kept: the next to ask compiles it again and
-/// gets the error.
+/// before it was split into a template a section: `Templates`), on a node's way to ready, and
+/// a node makes two renderers of the same pages. `tessera serve` asks for both sets
+/// ``compileAhead(_:)`` as soon as it has read its settings, on a thread of their own, while it
+/// opens the database and loads the keys; whoever asks for a set under way waits for it. A set
+/// that doesn't compile isn't kept: the next to ask compiles it again and gets the error.
 package final class CompiledTemplates: @unchecked Sendable {
     package static let shared = CompiledTemplates()
 
