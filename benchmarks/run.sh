@@ -742,6 +742,24 @@ peer_row() {
     local r; r=$(ratio "$(field "$2" rps)" "$(field "$3" rps)")
     row "$1" "$r" ">= 1.2" "$(verdict "$r" 1.2 min) ($(field "$2" rps) / $(field "$3" rps) req/s)$(disturbed "$2")"
 }
+# beside_row NAME SIGNATURES TARGET: the server's CPU a request beside its RS256 signatures (its
+# ms/request less SIGNATURES x one signature at OpenSSL's one-core rate), against what the ratio
+# TARGET leaves it on this machine with every core busy (the machine's time a request at that rate,
+# less the signatures, wrk's CPU a request and, on PostgreSQL, PostgreSQL's and HAProxy's). The
+# figure to drive down, whether or not the CPU signs fast (AVX-512 IFMA).
+beside_row() {
+    local name=$1 signatures=$2 target=$3 cores ms other=0 figures
+    read -r cores ms < <(server_cpu "$name")
+    case "$name" in pg*) other=$(other_cpu "$name") ;; esac
+    figures=$(awk -v ms="$ms" -v n="$signatures" -v o1="$OPENSSL_1" -v o2="$OPENSSL_2" -v t="$target" -v rps="$(field "$name" rps)" \
+        -v wrk="$(wrk_cpu "$name")" -v other="$other" -v cpus="$(nproc)" \
+        'BEGIN { sign = 1000 / o1; beside = ms - n * sign; budget = 1000 * cpus / (t * o2) - n * sign - 1000 * (wrk + other) / rps
+                 printf "%.3f %.3f %.3f", beside, budget, sign }')
+    read -r beside budget sign <<<"$figures"
+    local what="its signature"; [ "$signatures" = 1 ] || what="its $signatures signatures"
+    row "  server CPU a request beside $what, ms" "$beside" "(info)" \
+        "$target x leaves $budget with the cores all busy (a signature: $sign ms; cores used $cores)"
+}
 echo
 row measure value target verdict
 peer_row "discovery, 64 connections / glewlwyd" discovery gl_discovery
@@ -750,12 +768,15 @@ peer_row "JWKS, 64 connections / glewlwyd" jwks gl_jwks
 peer_row "JWKS, 8 connections / glewlwyd" jwks8 gl_jwks8
 row "client_credentials req/s / openssl 2-core sign/s" "$CC_RATIO" ">= 0.65" \
     "$(verdict "$CC_RATIO" 0.65 min) ($CC_RPS req/s)$REF_NOTE$(disturbed client_credentials)"
+beside_row client_credentials 1 0.65
 row "refresh_token on SQLite req/s / openssl 2-core sign/s" "$RT_RATIO" ">= 0.3" \
     "$(verdict "$RT_RATIO" 0.3 min) ($RT_RPS req/s)$REF_NOTE$(disturbed refresh_token)"
+beside_row refresh_token 2 0.3
 if [ "$POSTGRES" = 1 ]; then
     PG1_RATIO=$(ratio "$(field pg1_refresh_token rps)" "$OPENSSL_2")
     row "refresh_token on PostgreSQL, 1 node / openssl 2-core" "$PG1_RATIO" ">= 0.25" \
         "$(verdict "$PG1_RATIO" 0.25 min) ($(field pg1_refresh_token rps) req/s)"
+    beside_row pg1_refresh_token 2 0.25
     PG2_P99=$(field pg2_refresh_token p99_ms)
     row "refresh_token on PostgreSQL, 2 nodes: p99 ms" "$PG2_P99" "<= 20" "$(verdict "$PG2_P99" 20.000001 max)"
     PG21=$(ratio "$(field pg2_refresh_token rps)" "$(field pg1_refresh_token rps)")
