@@ -41,6 +41,17 @@ public struct RefreshTokenGrant: TokenGrant {
             return try await tokens.response(grant: grant, user: user, client: client, scope: grant.scope, nonce: nil,
                                        refreshToken: successor.token)
         }
+        // From the end of the rotation's transaction to the signed tokens, on the threads that
+        // sign: the database's thread hands the task to them directly (``SigningThreads``).
+        return try await withTaskExecutorPreference(SigningThreads.executor) {
+            try await rotated(presented, requested: requested, successor: successor, client: client)
+        }
+    }
+
+    /// The rotation in a transaction, which answers every case, and the tokens it rotated to,
+    /// signed on the calling thread (one of ``SigningThreads``).
+    private func rotated(_ presented: String, requested: ScopeSet?, successor: (token: String, pending: PendingRefreshToken),
+                         client: Client) async throws -> TokenResponse {
         let deviceSessions = deviceSessions, clock = clock
         // Everything the answer needs is read in the rotation's transaction (UserGrantTokens.account).
         let minted = NIOLockedValueBox<Minted?>(nil)
@@ -56,8 +67,8 @@ public struct RefreshTokenGrant: TokenGrant {
         switch outcome {
         case .rotated(let grant):
             guard let minted = minted.withLockedValue({ $0 }) else { throw OAuthError.serverError(detail: "rotation minted nothing") }
-            return try await tokens.response(grant: grant, user: minted.user, client: client, scope: minted.scope, nonce: nil,
-                                       refreshToken: minted.token, dsHash: minted.dsHash)
+            return try tokens.signedResponse(grant: grant, user: minted.user, client: client, scope: minted.scope, nonce: nil,
+                                             refreshToken: minted.token, dsHash: minted.dsHash)
         case .reused:
             Signals.refreshReuse()
             throw OAuthError.invalidGrant("The refresh token was already used; every token of this grant is revoked.")

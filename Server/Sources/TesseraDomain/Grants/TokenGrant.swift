@@ -152,8 +152,10 @@ package struct UserGrantTokens: Sendable {
         }
     }
 
-    private func signedResponse(grant: Grant, user: User, client: Client, scope: ScopeSet, nonce: String?, refreshToken: String?,
-                                dsHash: String?, deviceSecret: String?) throws -> TokenResponse {
+    /// The tokens of `grant` for `user`, signed on the calling thread: for a caller already on
+    /// ``SigningThreads``.
+    func signedResponse(grant: Grant, user: User, client: Client, scope: ScopeSet, nonce: String?, refreshToken: String?,
+                        dsHash: String? = nil, deviceSecret: String? = nil) throws -> TokenResponse {
         let subject = issuer.subject(userID: user.id, client: client)
         let access = try issuer.accessToken(subject: subject, clientID: client.id, scope: scope, grantID: grant.id,
                                             authTime: grant.authTime, amr: grant.amr)
