@@ -748,7 +748,7 @@ peer_row() {
 # less the signatures, wrk's CPU a request and, on PostgreSQL, PostgreSQL's and HAProxy's). The
 # figure to drive down, whether or not the CPU signs fast (AVX-512 IFMA).
 beside_row() {
-    local name=$1 signatures=$2 target=$3 cores ms other=0 figures
+    local name=$1 signatures=$2 target=$3 cores ms other=0 figures beside budget sign
     read -r cores ms < <(server_cpu "$name")
     case "$name" in pg*) other=$(other_cpu "$name") ;; esac
     figures=$(awk -v ms="$ms" -v n="$signatures" -v o1="$OPENSSL_1" -v o2="$OPENSSL_2" -v t="$target" -v rps="$(field "$name" rps)" \

@@ -1,13 +1,14 @@
 import Dispatch
 
-/// Dispatch's threads as a `TaskExecutor`: where a grant that waits on SQLite's thread runs from
-/// the moment its transaction ends until its tokens are signed (``RefreshTokenGrant``).
+/// Dispatch's threads as a `TaskExecutor`: where the grants that waited on the database sign
+/// their tokens (``UserGrantTokens/response(grant:user:client:scope:nonce:refreshToken:dsHash:deviceSecret:)``),
+/// off the event loops.
 ///
-/// A task leaving the database's thread goes back to the executor it prefers. With the request's
-/// event loop there, a refresh woke four threads in turn — the loop, the database's thread, the
-/// loop again only to hand the signatures to Dispatch (``UserGrantTokens/response(grant:user:client:scope:nonce:refreshToken:dsHash:deviceSecret:)``),
-/// and the loop for the answer; preferring these threads for the rotation and its signatures, the
-/// database's thread hands the task straight to the thread that signs.
+/// A refresh that rotates in a transaction (every refresh on SQLite) prefers them from before its
+/// transaction (``RefreshTokenGrant``): a task leaving the database's thread goes to the executor
+/// it prefers, and with the request's event loop there a refresh woke four threads in turn — the
+/// loop, the database's thread, the loop again only to hand the signatures over, and the loop for
+/// the answer. Preferring these, the database's thread hands the task straight to a thread that signs.
 package final class SigningThreads: TaskExecutor {
     package static let executor = SigningThreads()
 

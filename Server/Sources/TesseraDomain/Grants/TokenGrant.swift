@@ -1,4 +1,3 @@
-import Dispatch
 import TesseraCore
 
 /// One `grant_type` at the token endpoint (RFC 6749 §4). Adding a grant is adding one
@@ -136,24 +135,21 @@ package struct UserGrantTokens: Sendable {
     /// hash of the grant's device secret, goes into the ID token (`ds_hash`); `deviceSecret`, a
     /// new device session's secret, into the response.
     ///
-    /// Signed on a thread of Dispatch's, not on the request's event loop: every grant that gets
-    /// here waited on the database, whose PostgreSQL connections live on those loops, and two
-    /// RS256 signatures (a millisecond and more of CPU) on a loop hold up the answers its
-    /// connections bring other requests (docs/performance.md, "The refresh on PostgreSQL").
+    /// Signed on ``SigningThreads``, not on the request's event loop: every grant that gets here
+    /// waited on the database, whose PostgreSQL connections live on those loops, and two RS256
+    /// signatures (a millisecond and more of CPU) on a loop hold up the answers its connections
+    /// bring other requests (docs/performance.md, "The refresh on PostgreSQL").
     func response(grant: Grant, user: User, client: Client, scope: ScopeSet, nonce: String?, refreshToken: String?,
                   dsHash: String? = nil, deviceSecret: String? = nil) async throws -> TokenResponse {
-        try await withUnsafeThrowingContinuation { answer in
-            DispatchQueue.global().async {
-                answer.resume(with: Result {
-                    try signedResponse(grant: grant, user: user, client: client, scope: scope, nonce: nonce, refreshToken: refreshToken,
-                                       dsHash: dsHash, deviceSecret: deviceSecret)
-                })
-            }
+        try await withTaskExecutorPreference(SigningThreads.executor) {
+            try signedResponse(grant: grant, user: user, client: client, scope: scope, nonce: nonce, refreshToken: refreshToken,
+                               dsHash: dsHash, deviceSecret: deviceSecret)
         }
     }
 
     /// The tokens of `grant` for `user`, signed on the calling thread: for a caller already on
-    /// ``SigningThreads``.
+    /// ``SigningThreads`` (``response(grant:user:client:scope:nonce:refreshToken:dsHash:deviceSecret:)``,
+    /// ``RefreshTokenGrant``'s rotation in a transaction).
     func signedResponse(grant: Grant, user: User, client: Client, scope: ScopeSet, nonce: String?, refreshToken: String?,
                         dsHash: String? = nil, deviceSecret: String? = nil) throws -> TokenResponse {
         let subject = issuer.subject(userID: user.id, client: client)
