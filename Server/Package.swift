@@ -228,9 +228,13 @@ let package = Package(
         // built over them) and `Node` (a serving node's life: listeners, waiting for the
         // database, the background work, the bounded stop). The one target that knows both the
         // SQL store and the endpoints.
+        // Swift concurrency's global enqueue hook, reached by the linker (the event loops take
+        // over the tasks through it; a statically linked runtime exports no symbols to look up).
+        .target(name: "CTesseraConcurrency"),
         .target(
             name: "TesseraNode",
             dependencies: [
+                "CTesseraConcurrency",
                 .product(name: "TesseraCore", package: "tessera"),
                 "TesseraDomain",
                 "TesseraInfrastructure",

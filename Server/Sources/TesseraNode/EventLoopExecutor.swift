@@ -1,3 +1,4 @@
+import CTesseraConcurrency
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
@@ -22,7 +23,11 @@ extension Node {
     @discardableResult
     public static func runTasksOnEventLoops() -> Bool {
         if ProcessInfo.processInfo.environment["TESSERA_EXECUTOR"]?.lowercased() == "pool" { return false }
-        let installed = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        let installed = GlobalJobsOnEventLoops.install()
+        if !installed {
+            FileHandle.standardError.write(Data(
+                "tessera: tasks stay on Swift's own thread pool: another global executor was installed first\n".utf8))
+        }
         tasksOnEventLoops.withLockedValue { $0 = installed }
         return installed
     }
@@ -31,6 +36,27 @@ extension Node {
     /// connection's loop (``EventLoopTaskExecutor``).
     static var tasksRunOnEventLoops: Bool { tasksOnEventLoops.withLockedValue { $0 } }
     private static let tasksOnEventLoops = NIOLockedValueBox(false)
+}
+
+/// Swift concurrency's global executor taken over by NIO's singleton event loop group: the
+/// runtime's enqueue hook sends each job that has no executor of its own to the loop it is
+/// enqueued from, or from any other thread to the group's next loop.
+///
+/// SwiftNIO offers the same (`NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor`)
+/// but finds the hook with `dlsym`, which fails in a binary linked with the Swift libraries
+/// statically, as `tessera` is (scripts/build-release): their symbols aren't exported. Here the
+/// linker resolves the hook (`CTesseraConcurrency`), whichever way the runtime is linked.
+private enum GlobalJobsOnEventLoops {
+    /// The hook's type in the runtime: the job, and the runtime's own enqueue (not called).
+    typealias Hook = @convention(thin) (UnownedJob, @convention(thin) (UnownedJob) -> Void) -> Void
+
+    /// False when a hook was already installed (it is kept).
+    static func install() -> Bool {
+        let hook: Hook = { job, _ in
+            MultiThreadedEventLoopGroup.singleton.any().enqueue(ExecutorJob(job))
+        }
+        return tessera_install_global_enqueue_hook(unsafeBitCast(hook, to: UnsafeRawPointer.self))
+    }
 }
 
 /// An event loop as the executor a task prefers: the jobs of a request's task run on its
