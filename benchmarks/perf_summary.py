@@ -30,8 +30,10 @@ SELF_CATEGORIES = [
     ("Swift concurrency runtime", r"swift_task|swift_job|swift::|swift_continuation|libswift_Concurrency|TaskLocal|swift_asyncLet"),
     ("scrypt (must not appear)", r"(?i)scrypt"),
     ("HTTP (NIO/Hummingbird)", r"NIO|Hummingbird|HTTPTypes|llhttp|HTTP"),
-    ("Foundation other", r"libFoundation"),
-    ("Swift stdlib", r"libswiftCore|Swift\.|\bString\b|Dictionary|Array"),
+    ("Foundation other", r"libFoundation|\bFoundation(Essentials|Internationalization)?\."),
+    # By library where the runtime is a shared one; by its functions' names where it is linked
+    # into the binary (scripts/build-release).
+    ("Swift stdlib", r"libswiftCore|Swift\.|\bString\b|Dictionary|Array|\b_?_?swift_|\bHasher\b|_StringGuts|tryCast|\bgetCache\b"),
     ("pthread/futex/libc other", r"libc\.so|libc-|pthread|__lll|futex|memcpy|memmove|memset|strlen"),
     ("kernel", r"kernel\.kallsyms|\[k\]"),
 ]
@@ -53,7 +55,8 @@ ACTIVITIES = [
 ]
 
 LEAF_ONLY = {"Swift concurrency runtime", "kernel (syscalls, loopback TCP, scheduling)"}
-RUNTIME_FRAME = re.compile(r"kernel\.kallsyms|libc\.so|libswiftCore\.so|libswift_Concurrency\.so|libdispatch\.so|ld-linux|\[unknown\]")
+RUNTIME_FRAME = re.compile(r"kernel\.kallsyms|libc\.so|libswiftCore\.so|libswift_Concurrency\.so|libdispatch\.so|ld-linux|\[unknown\]"
+                           r"|\bswift_job_run|\bswift::|\b_dispatch_|\bdispatch_")
 
 HEADER = re.compile(r"^\S.*?\s+\d+(/\d+)?\s+(\[\d+\]\s+)?[\d.]+:\s")
 
