@@ -51,7 +51,7 @@ def test_rs256_signs_through_openssl_only_where_the_cpu_makes_it_faster(server):
 
 def test_the_release_binary_carries_swifts_libraries_and_runs_tasks_on_its_event_loops(server):
     """scripts/build-release links the Swift runtime and Foundation into the binary (an idle node
-    maps ≈ 6 MB less, and no toolchain is needed where it runs); the event loops still take over
+    maps ≈ 10 MiB less, and no toolchain is needed where it runs); the event loops still take over
     Swift's global executor, through a hook the linker resolves (SwiftNIO's lookup by name finds
     nothing in such a binary, and tasks then ran on a pool of threads of their own, slower)."""
     if os.environ.get("TESSERA_DYNAMIC_SWIFT"):
