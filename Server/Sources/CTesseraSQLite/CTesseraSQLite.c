@@ -10,6 +10,7 @@ typedef void (*destructor)(void *);
 int sqlite_nio_sqlite3_open_v2(const char *, struct sqlite3 **, int, const char *);
 int sqlite_nio_sqlite3_close_v2(struct sqlite3 *);
 const char *sqlite_nio_sqlite3_errmsg(struct sqlite3 *);
+int sqlite_nio_sqlite3_busy_timeout(struct sqlite3 *, int);
 int sqlite_nio_sqlite3_prepare_v3(struct sqlite3 *, const char *, int, unsigned int, struct sqlite3_stmt **, const char **);
 int sqlite_nio_sqlite3_finalize(struct sqlite3_stmt *);
 int sqlite_nio_sqlite3_reset(struct sqlite3_stmt *);
@@ -45,6 +46,7 @@ int tessera_sqlite_open(const char *path, tessera_sqlite **db) {
 }
 int tessera_sqlite_close(tessera_sqlite *db) { return sqlite_nio_sqlite3_close_v2(DB(db)); }
 const char *tessera_sqlite_errmsg(tessera_sqlite *db) { return sqlite_nio_sqlite3_errmsg(DB(db)); }
+int tessera_sqlite_busy_timeout(tessera_sqlite *db, int milliseconds) { return sqlite_nio_sqlite3_busy_timeout(DB(db), milliseconds); }
 
 int tessera_sqlite_prepare(tessera_sqlite *db, const char *sql, tessera_sqlite_stmt **statement) {
     return sqlite_nio_sqlite3_prepare_v3(DB(db), sql, -1, PREPARE_PERSISTENT, (struct sqlite3_stmt **)statement, 0);

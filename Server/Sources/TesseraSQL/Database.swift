@@ -18,6 +18,11 @@ public protocol TransactionalDatabase: Sendable {
     func withDatabase<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
     /// Runs `body` in one transaction: committed if it returns, rolled back if it throws.
     func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+    /// ``transaction(_:)`` on the calling thread, where the database's statements would otherwise
+    /// move to a thread of its own (SQLite) and can start here without waiting for another process;
+    /// nil, having run nothing, where they can't. For the short transactions of a request whose
+    /// hops between threads would cost more than its statements (the refresh on SQLite).
+    func transactionHere<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T?
     /// Closes every connection.
     func close() async throws
     /// Runs `query` on a connection of its own for the pages it reads (its rows are dropped),
@@ -32,6 +37,7 @@ public protocol TransactionalDatabase: Sendable {
 
 extension TransactionalDatabase {
     public var writesInCommonTableExpressions: Bool { false }
+    public func transactionHere<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T? { nil }
     public func readAhead(_ query: SQLQueryString) async throws {}
 }
 
@@ -66,6 +72,11 @@ extension Timer {
 /// Runs `body` between `begin` and `COMMIT` on one connection; `ROLLBACK` when it throws.
 func runTransaction<T>(on sql: any SQLDatabase, begin: SQLQueryString, _ body: (any SQLDatabase) async throws -> T) async throws -> T {
     try await sql.raw(begin).run()
+    return try await finishTransaction(on: sql, body)
+}
+
+/// Runs `body` in the transaction `sql` has begun, then `COMMIT`; `ROLLBACK` when it throws.
+func finishTransaction<T>(on sql: any SQLDatabase, _ body: (any SQLDatabase) async throws -> T) async throws -> T {
     do {
         let result = try await body(sql)
         try await sql.raw("COMMIT").run()
@@ -96,7 +107,11 @@ public func openDatabase(_ location: DatabaseLocation, poolSize: Int, waitLimit:
 /// back, so a transaction costs one round trip between threads however many statements
 /// it has, and the time it holds the connection is SQLite's time only. Waiting on a lock
 /// held by another process (the busy timeout) blocks that thread, never the server's.
+/// ``transactionHere(_:)`` makes no hop at all: for a request's few statements (a refresh's
+/// rotation) the hops cost more than SQLite, and it never waits for another process either.
 public final class SQLiteDatabase: TransactionalDatabase {
+    /// Milliseconds a statement waits for a lock another process holds before it fails.
+    static let busyTimeout: Int32 = 10_000
     let handle: SQLiteHandle
     let sql: any SQLDatabase
     let lock = AsyncLock()
@@ -142,7 +157,7 @@ public final class SQLiteDatabase: TransactionalDatabase {
         }
         do {
             try await database.withDatabase { db in
-                for pragma in ["PRAGMA busy_timeout = 10000", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL",
+                for pragma in ["PRAGMA busy_timeout = \(SQLiteDatabase.busyTimeout)", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL",
                                "PRAGMA foreign_keys = ON"] {
                     try await db.raw(SQLQueryString(pragma)).run()
                 }
@@ -187,6 +202,28 @@ public final class SQLiteDatabase: TransactionalDatabase {
     public func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         try await withTaskExecutorPreference(thread) {
             try await lockedTransaction(body)
+        }
+    }
+
+    /// The statements run on the calling thread (an event loop, for a request), which waits for
+    /// nothing: the connection is awaited as ``transaction(_:)`` awaits it, and `BEGIN IMMEDIATE`
+    /// runs without SQLite's busy timeout, so while another process (the CLI) holds the file's write
+    /// lock this answers nil at once and the caller's ``transaction(_:)`` waits for it on
+    /// ``DatabaseThread``. In WAL mode a transaction begun so needs no other lock: its reads come
+    /// from the log and the file, and its commit appends to the log without a flush
+    /// (`synchronous = NORMAL`).
+    public func transactionHere<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T? {
+        try await lock.withLock {
+            let begun = try handle.withBusyTimeout(0, restoring: Self.busyTimeout) { () throws -> Bool in
+                do {
+                    try handle.execute("BEGIN IMMEDIATE", []) { _, _ in }
+                    return true
+                } catch let failure as SQLiteFailure where failure.isBusy {
+                    return false
+                }
+            }
+            guard begun else { return nil }
+            return try await DatabaseSignals.measure(DatabaseSignals.transactions) { try await finishTransaction(on: sql, body) }
         }
     }
 

@@ -8,6 +8,12 @@ extension SQLStore: StoreTransactions {
             try await body(SQLStore(database: JoinedTransaction(db: db), clientCache: clientCache))
         }
     }
+
+    public func transactionHere<T: Sendable>(_ body: @Sendable (any TransactionStores) async throws -> T) async throws -> T? {
+        try await database.transactionHere { db in
+            try await body(SQLStore(database: JoinedTransaction(db: db), clientCache: clientCache))
+        }
+    }
 }
 
 extension SQLStore {
@@ -48,6 +54,10 @@ struct JoinedTransaction: TransactionalDatabase {
     }
 
     func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await body(db)
+    }
+
+    func transactionHere<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T? {
         try await body(db)
     }
 

@@ -8,8 +8,10 @@ import NIOConcurrencyHelpers
 /// SQLiteNIO runs every statement as a job on NIO's thread pool and hands the result back
 /// through the event loop and the concurrency pool: three thread switches per statement,
 /// fifteen for a five-statement transaction that holds the only connection meanwhile.
-/// Here a statement runs on the calling thread, and ``SQLiteDatabase`` calls it only from a
-/// thread of its own (``DatabaseThread``): a whole transaction is one hop there and back.
+/// Here a statement runs on the calling thread, and ``SQLiteDatabase`` calls it from a thread
+/// of its own (``DatabaseThread``): a whole transaction is one hop there and back. A
+/// transaction that can begin without waiting may also run on the caller's
+/// (``SQLiteDatabase/transactionHere(_:)``).
 /// Prepared statements are kept by SQL text (the store's SQL is a fixed set of templates),
 /// so each is parsed once.
 package final class SQLiteHandle: Sendable {
@@ -62,6 +64,17 @@ package final class SQLiteHandle: Sendable {
                 }
             }
         }
+    }
+
+    /// Runs `body` with SQLite's busy timeout at `milliseconds` (how long a statement waits for a lock
+    /// another connection holds), then puts back `restoring`.
+    package func withBusyTimeout<T>(_ milliseconds: Int32, restoring: Int32, _ body: () throws -> T) throws -> T {
+        try state.withLockedValue { state in
+            guard let db = state.db else { throw SQLiteFailure(code: TESSERA_SQLITE_MISUSE, message: "the database is closed") }
+            tessera_sqlite_busy_timeout(db, milliseconds)
+        }
+        defer { state.withLockedValue { state in state.db.map { _ = tessera_sqlite_busy_timeout($0, restoring) } } }
+        return try body()
     }
 
     /// Finalizes the prepared statements and closes the connection; later calls fail.
@@ -138,4 +151,7 @@ package struct SQLiteFailure: Error, CustomStringConvertible {
     package let message: String
 
     package var description: String { "SQLite error \(code): \(message)" }
+
+    /// Another connection holds the lock the statement needed (`SQLITE_BUSY` and its extended codes).
+    package var isBusy: Bool { code & 0xFF == TESSERA_SQLITE_BUSY }
 }

@@ -49,7 +49,7 @@ struct TokenFamilyTests {
         }
     }
 
-    @Test("50 concurrent refreshes of one token, with or without the one statement first: one rotates, the others are reuse and revoke the family",
+    @Test("50 concurrent refreshes of one token, with or without the one statement and the transaction here first: one rotates, the others are reuse and revoke the family",
           arguments: TestBackend.available, [false, true])
     func concurrentRefreshes(on backend: TestBackend, atOnceFirst: Bool) async throws {
         try await withStore(backend) { store in
@@ -59,11 +59,18 @@ struct TokenFamilyTests {
             let outcomes = try await withThrowingTaskGroup(of: RefreshRotation.self) { group in
                 for attempt in 0..<50 {
                     group.addTask {
-                        // As RefreshTokenGrant does: the statement, then the transaction for what it didn't take.
+                        // As RefreshTokenGrant does: the statement (PostgreSQL), the transaction on this
+                        // thread (SQLite), then the transaction for what neither took.
                         if atOnceFirst, let taken = try await families.rotateAtOnce(
                             tokenHash: "r1", clientID: "web", successor: PendingRefreshToken(tokenHash: "next-\(attempt)", lifetime: 100),
                             clock: WallClock { now }) {
                             return .rotated(taken.grant)
+                        }
+                        if atOnceFirst, let outcome = try await families.rotateHere(
+                            tokenHash: "r1", clientID: "web", clock: WallClock { now }, reuseInterval: 0, makeSuccessor: { _, _ in
+                                RefreshTokenRecord(tokenHash: "here-\(attempt)", grantID: g.id, clientID: "web", expiresAt: now + 100)
+                            }) {
+                            return outcome
                         }
                         return try await families.rotate(tokenHash: "r1", clientID: "web", now: now) { _ in
                             RefreshTokenRecord(tokenHash: "late-\(attempt)", grantID: g.id, clientID: "web", expiresAt: now + 100)
@@ -78,6 +85,7 @@ struct TokenFamilyTests {
             for attempt in 0..<50 {
                 #expect(try await store.refreshTokenGrant(tokenHash: "next-\(attempt)", now: now) == nil)
                 #expect(try await store.refreshTokenGrant(tokenHash: "late-\(attempt)", now: now) == nil)
+                #expect(try await store.refreshTokenGrant(tokenHash: "here-\(attempt)", now: now) == nil)
             }
         }
     }
@@ -146,6 +154,40 @@ struct TokenFamilyTests {
             for attempt in 0..<20 where try await store.refreshTokenGrant(tokenHash: "next-\(attempt)", now: now) != nil { working += 1 }
             #expect(working == 1)
             #expect(try await store.grant(id: g.id)?.revokedAt == nil)
+        }
+    }
+
+    @Test("the rotation on the calling thread (SQLite): every outcome as in a transaction; PostgreSQL declines, changing nothing",
+          arguments: TestBackend.available)
+    func rotationHere(on backend: TestBackend) async throws {
+        try await withStore(backend) { store in
+            let user = try await prepare(store), now: Int64 = 1000
+            let families = TokenFamilies(store: store)
+            func here(_ hash: String, to next: String, reuseInterval: Int64 = 0, at time: Int64 = now) async throws -> RefreshRotation? {
+                try await families.rotateHere(tokenHash: hash, clientID: "web", clock: WallClock { time }, reuseInterval: reuseInterval) { grant, tx in
+                    // The transaction's stores read what the answer needs, as RefreshTokenGrant's do.
+                    let read = try await tx.user(id: grant.userID ?? "")
+                    #expect(read == user)
+                    return RefreshTokenRecord(tokenHash: next, grantID: grant.id, clientID: "web", expiresAt: time + 100)
+                }
+            }
+            let g = try await store.addFamily(user, token: "r1", now: now)
+            guard backend == .sqlite else {
+                #expect(try await here("r1", to: "r2") == nil)
+                #expect(try await store.refreshTokenGrant(tokenHash: "r1", now: now) != nil)
+                #expect(try await store.refreshTokenGrant(tokenHash: "r2", now: now) == nil)
+                return
+            }
+            #expect(try await here("r1", to: "r2") == .rotated(g))
+            #expect(try await store.refreshTokenGrant(tokenHash: "r1", now: now) == nil)
+            #expect(try await store.refreshTokenGrant(tokenHash: "r2", now: now) != nil)
+            // A retry within the reuse interval retires r2 for r3; then r1 again, too late, is reuse.
+            #expect(try await here("r1", to: "r3", reuseInterval: 30, at: now + 1) == .rotated(g))
+            #expect(try await store.refreshTokenGrant(tokenHash: "r2", now: now + 1) == nil)
+            #expect(try await here("r1", to: "r4", reuseInterval: 30, at: now + 40) == .reused)
+            #expect(try await store.grant(id: g.id)?.revokedAt != nil)
+            #expect(try await store.refreshTokenGrant(tokenHash: "r3", now: now + 40) == nil)
+            #expect(try await here("unknown", to: "r5") == .invalid)
         }
     }
 

@@ -266,6 +266,54 @@ struct SQLiteFileTests {
         try await server.close()
     }
 
+    @Test("a transaction here runs on the calling thread; while another process holds the write lock it runs nothing and answers nil at once, and a transaction still waits")
+    func transactionHere() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("here.sqlite").path
+        let server = try await SQLiteDatabase.open(.sqliteFile(path), logger: Logger(label: "server"))
+        let cli = try await SQLiteDatabase.open(.sqliteFile(path), logger: Logger(label: "cli"))
+        try await server.withDatabase { db in try await db.raw("CREATE TABLE c (v INTEGER)").run() }
+        @Sendable func thread() -> String { (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "" }
+        // Not on the database's thread (NIO's `TP-#…`), as a transaction is.
+        #expect(try await server.transaction { _ in thread() }.hasPrefix("TP-"))
+        let here = try await server.transactionHere { db in
+            try await db.raw("INSERT INTO c VALUES (0)").run()
+            return thread()
+        }
+        #expect(here.map { !$0.hasPrefix("TP-") } == true)
+        // A failing body rolls back, as in a transaction.
+        await #expect(throws: SQLiteFailure.self) {
+            try await server.transactionHere { db in
+                try await db.raw("INSERT INTO c VALUES (9)").run()
+                try await db.raw("INSERT INTO nowhere VALUES (1)").run()
+            }
+        }
+        let (holding, signal) = AsyncStream<Void>.makeStream()
+        let holder = Task {
+            try await cli.transaction { db in
+                try await db.raw("INSERT INTO c VALUES (1)").run()
+                signal.yield()
+                try await Task.sleep(for: .milliseconds(400))
+            }
+        }
+        for await _ in holding { break }
+        let started = ContinuousClock.now
+        // Nil: the body never ran (had it, its `()` would be the answer).
+        let refused: Void? = try await server.transactionHere { db in try await db.raw("INSERT INTO c VALUES (8)").run() }
+        #expect(refused == nil)
+        #expect(ContinuousClock.now - started < .milliseconds(200))
+        // SQLite's busy timeout is back: this one waits for the other process instead of failing.
+        try await server.transaction { db in try await db.raw("INSERT INTO c VALUES (2)").run() }
+        try await holder.value
+        let values = try await server.withDatabase { db in
+            try await db.raw("SELECT v FROM c ORDER BY rowid").all().map { try $0.decode(column: "v", as: Int.self) }
+        }
+        #expect(values == [0, 1, 2])
+        try await cli.close()
+        try await server.close()
+    }
+
     @Test("the server's connection checkpoints only at 64 MB: a connection of its own copies the log soon after, and empties it at close")
     func checkpointsOffTheConnection() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-\(UUID().uuidString)")

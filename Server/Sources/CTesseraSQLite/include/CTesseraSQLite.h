@@ -10,6 +10,7 @@ typedef struct tessera_sqlite tessera_sqlite;
 typedef struct tessera_sqlite_stmt tessera_sqlite_stmt;
 
 #define TESSERA_SQLITE_OK 0
+#define TESSERA_SQLITE_BUSY 5
 #define TESSERA_SQLITE_MISUSE 21
 #define TESSERA_SQLITE_ROW 100
 #define TESSERA_SQLITE_DONE 101
@@ -25,6 +26,8 @@ typedef struct tessera_sqlite_stmt tessera_sqlite_stmt;
 int tessera_sqlite_open(const char *path, tessera_sqlite **db);
 int tessera_sqlite_close(tessera_sqlite *db);
 const char *tessera_sqlite_errmsg(tessera_sqlite *db);
+// How long a statement waits for a lock another connection holds before it fails with SQLITE_BUSY (0: not at all).
+int tessera_sqlite_busy_timeout(tessera_sqlite *db, int milliseconds);
 
 // Prepares a statement meant to be kept and reused (SQLITE_PREPARE_PERSISTENT).
 int tessera_sqlite_prepare(tessera_sqlite *db, const char *sql, tessera_sqlite_stmt **statement);

@@ -41,22 +41,32 @@ public struct RefreshTokenGrant: TokenGrant {
             return try await tokens.response(grant: grant, user: user, client: client, scope: grant.scope, nonce: nil,
                                        refreshToken: successor.token)
         }
-        // From the end of the rotation's transaction to the signed tokens, on the threads that
+        // The rotation in a transaction, which answers every case. On SQLite it runs on the
+        // request's thread with the signatures after it, when the connection can begin it there
+        // at once: a refresh then moves between no threads (the database's thread, the signing
+        // threads and back to the loop cost more than its statements).
+        let minted = NIOLockedValueBox<Minted?>(nil)
+        let makeSuccessor = successorMaker(requested: requested, successor: successor, client: client, minted: minted)
+        if let outcome = try await families.rotateHere(tokenHash: presented, clientID: client.id, clock: clock,
+                                                       reuseInterval: reuseInterval, makeSuccessor: makeSuccessor) {
+            return try answer(outcome, minted: minted, client: client)
+        }
+        // Elsewhere, from the end of the transaction to the signed tokens on the threads that
         // sign: the database's thread hands the task to them directly (``SigningThreads``).
         return try await withTaskExecutorPreference(SigningThreads.executor) {
-            try await rotated(presented, requested: requested, successor: successor, client: client)
+            let outcome = try await families.rotate(tokenHash: presented, clientID: client.id, clock: clock,
+                                                    reuseInterval: reuseInterval, makeSuccessor: makeSuccessor)
+            return try answer(outcome, minted: minted, client: client)
         }
     }
 
-    /// The rotation in a transaction, which answers every case, and the tokens it rotated to,
-    /// signed on the calling thread (one of ``SigningThreads``).
-    private func rotated(_ presented: String, requested: ScopeSet?, successor: (token: String, pending: PendingRefreshToken),
-                         client: Client) async throws -> TokenResponse {
+    /// What the rotation's transaction runs for a token it took: the scope (narrowed as `requested`
+    /// asks), and everything the answer needs (UserGrantTokens.account), read in the transaction
+    /// and kept in `minted`; the successor's record.
+    private func successorMaker(requested: ScopeSet?, successor: (token: String, pending: PendingRefreshToken), client: Client,
+                                minted: NIOLockedValueBox<Minted?>) -> @Sendable (Grant, any TransactionStores) async throws -> RefreshTokenRecord {
         let deviceSessions = deviceSessions, clock = clock
-        // Everything the answer needs is read in the rotation's transaction (UserGrantTokens.account).
-        let minted = NIOLockedValueBox<Minted?>(nil)
-        let outcome = try await families.rotate(tokenHash: presented, clientID: client.id, clock: clock,
-                                                 reuseInterval: reuseInterval) { grant, tx in
+        return { grant, tx in
             let scope: ScopeSet
             do { scope = try ScopePolicy.refresh(requested, granted: grant.scope) } catch let refusal as ScopeRefusal { throw refusal.oauthError }
             let user = try await UserGrantTokens.account(grant.userID, in: tx)
@@ -64,6 +74,10 @@ public struct RefreshTokenGrant: TokenGrant {
             minted.withLockedValue { $0 = Minted(token: successor.token, scope: scope, user: user, dsHash: dsHash) }
             return successor.pending.record(grantID: grant.id, clientID: client.id, rotatedAt: clock.now(), notAfter: grant.expiresAt)
         }
+    }
+
+    /// The answer to a rotation's outcome: the tokens it rotated to, signed on the calling thread.
+    private func answer(_ outcome: RefreshRotation, minted: NIOLockedValueBox<Minted?>, client: Client) throws -> TokenResponse {
         switch outcome {
         case .rotated(let grant):
             guard let minted = minted.withLockedValue({ $0 }) else { throw OAuthError.serverError(detail: "rotation minted nothing") }

@@ -60,28 +60,45 @@ package struct TokenFamilies: Sendable {
                         makeSuccessor: @escaping @Sendable (Grant, any TransactionStores) async throws -> RefreshTokenRecord)
         async throws -> RefreshRotation {
         try await store.transaction { tx in
-            let now = clock.now()
-            if let grantID = try await tx.takeRefreshToken(tokenHash: tokenHash, clientID: clientID, now: now) {
-                return try await Self.replace(tokenHash, grantID: grantID, now: now, makeSuccessor, in: tx)
-            }
-            // Unknown, expired, bound to another client (which says nothing about this client's
-            // tokens), or used before. The token's state is read once a rotation of it under way
-            // elsewhere has committed: retries within the reuse interval take turns.
-            guard let used = try await tx.settledRefreshToken(tokenHash: tokenHash), used.clientID == clientID,
-                  let usedAt = used.usedAt else {
-                return .invalid
-            }
-            if reuseInterval > 0, now - usedAt < reuseInterval, used.expiresAt > now,
-               // A retry of a refresh whose answer was lost (a node died, the network dropped it):
-               // the successor nobody has used is retired and another takes its place. Had the
-               // successor been used, the family's chain has moved on and this is a replay.
-               try await tx.retireSuccessor(of: tokenHash, grantID: used.grantID, now: now) {
-                return try await Self.replace(tokenHash, grantID: used.grantID, now: now, makeSuccessor, in: tx)
-            }
-            // Reuse revokes the whole family.
-            try await tx.revokeGrant(id: used.grantID, now: now)
-            return .reused
+            try await Self.rotation(tokenHash, clientID: clientID, clock: clock, reuseInterval: reuseInterval, makeSuccessor, in: tx)
         }
+    }
+
+    /// ``rotate(tokenHash:clientID:clock:reuseInterval:makeSuccessor:)`` on the calling thread,
+    /// where the database can begin its transaction there at once (``StoreTransactions/transactionHere(_:)``);
+    /// nil, having changed nothing, where it can't.
+    package func rotateHere(tokenHash: String, clientID: String, clock: WallClock, reuseInterval: Int64,
+                            makeSuccessor: @escaping @Sendable (Grant, any TransactionStores) async throws -> RefreshTokenRecord)
+        async throws -> RefreshRotation? {
+        try await store.transactionHere { tx in
+            try await Self.rotation(tokenHash, clientID: clientID, clock: clock, reuseInterval: reuseInterval, makeSuccessor, in: tx)
+        }
+    }
+
+    private static func rotation(_ tokenHash: String, clientID: String, clock: WallClock, reuseInterval: Int64,
+                                 _ makeSuccessor: @Sendable (Grant, any TransactionStores) async throws -> RefreshTokenRecord,
+                                 in tx: any TransactionStores) async throws -> RefreshRotation {
+        let now = clock.now()
+        if let grantID = try await tx.takeRefreshToken(tokenHash: tokenHash, clientID: clientID, now: now) {
+            return try await replace(tokenHash, grantID: grantID, now: now, makeSuccessor, in: tx)
+        }
+        // Unknown, expired, bound to another client (which says nothing about this client's
+        // tokens), or used before. The token's state is read once a rotation of it under way
+        // elsewhere has committed: retries within the reuse interval take turns.
+        guard let used = try await tx.settledRefreshToken(tokenHash: tokenHash), used.clientID == clientID,
+              let usedAt = used.usedAt else {
+            return .invalid
+        }
+        if reuseInterval > 0, now - usedAt < reuseInterval, used.expiresAt > now,
+           // A retry of a refresh whose answer was lost (a node died, the network dropped it):
+           // the successor nobody has used is retired and another takes its place. Had the
+           // successor been used, the family's chain has moved on and this is a replay.
+           try await tx.retireSuccessor(of: tokenHash, grantID: used.grantID, now: now) {
+            return try await replace(tokenHash, grantID: used.grantID, now: now, makeSuccessor, in: tx)
+        }
+        // Reuse revokes the whole family.
+        try await tx.revokeGrant(id: used.grantID, now: now)
+        return .reused
     }
 
     /// The common rotation (a live token of a live grant, presented once) in one statement where

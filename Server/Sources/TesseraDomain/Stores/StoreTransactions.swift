@@ -14,6 +14,13 @@ public typealias TransactionStores = UserStore & SessionStore & GrantStore & Ide
 public protocol StoreTransactions: Sendable {
     func transaction<T: Sendable>(_ body: @Sendable (any TransactionStores) async throws -> T) async throws -> T
 
+    /// ``transaction(_:)`` on the calling thread, where the database would otherwise run its
+    /// statements on a thread of its own and can begin one here without waiting (SQLite, unless
+    /// another process holds its write lock); nil, having run nothing, where it can't: then
+    /// ``transaction(_:)``. For a request's short transaction, whose hops between threads would
+    /// cost more than its statements.
+    func transactionHere<T: Sendable>(_ body: @Sendable (any TransactionStores) async throws -> T) async throws -> T?
+
     /// The common refresh-token rotation in one statement, where the database can run one that
     /// writes twice (PostgreSQL: one round trip instead of a transaction's six): takes `tokenHash`
     /// if it is `clientID`'s, unused and unexpired, its grant live and of no Native SSO device
