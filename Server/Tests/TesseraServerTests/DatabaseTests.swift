@@ -238,6 +238,21 @@ struct SQLiteFileTests {
         try await database.close()
     }
 
+    /// `other` (standing for the admin CLI's connection) inserts `value` into `c` and holds the
+    /// write lock for `duration`: once this returns it holds it; the task ends when it lets go.
+    static func holdWriteLock(_ other: SQLiteDatabase, inserting value: Int, for duration: Duration) async -> Task<Void, any Error> {
+        let (holding, signal) = AsyncStream<Void>.makeStream()
+        let holder = Task {
+            try await other.transaction { db in
+                try await db.raw("INSERT INTO c VALUES (\(bind: value))").run()
+                signal.yield()
+                try await Task.sleep(for: duration)
+            }
+        }
+        for await _ in holding { break }
+        return holder
+    }
+
     @Test("a write waits for another process's transaction (the admin CLI) instead of failing")
     func busyTimeout() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-\(UUID().uuidString)")
@@ -247,15 +262,7 @@ struct SQLiteFileTests {
         let cli = try await SQLiteDatabase.open(.sqliteFile(path), logger: Logger(label: "cli"))
         try await server.withDatabase { db in try await db.raw("CREATE TABLE c (v INTEGER)").run() }
         // The other connection holds the write lock for a while.
-        let (holding, signal) = AsyncStream<Void>.makeStream()
-        let holder = Task {
-            try await cli.transaction { db in
-                try await db.raw("INSERT INTO c VALUES (1)").run()
-                signal.yield()
-                try await Task.sleep(for: .milliseconds(300))
-            }
-        }
-        for await _ in holding { break }
+        let holder = await Self.holdWriteLock(cli, inserting: 1, for: .milliseconds(300))
         try await server.transaction { db in try await db.raw("INSERT INTO c VALUES (2)").run() }
         try await holder.value
         let values = try await server.withDatabase { db in
@@ -289,15 +296,7 @@ struct SQLiteFileTests {
                 try await db.raw("INSERT INTO nowhere VALUES (1)").run()
             }
         }
-        let (holding, signal) = AsyncStream<Void>.makeStream()
-        let holder = Task {
-            try await cli.transaction { db in
-                try await db.raw("INSERT INTO c VALUES (1)").run()
-                signal.yield()
-                try await Task.sleep(for: .milliseconds(400))
-            }
-        }
-        for await _ in holding { break }
+        let holder = await Self.holdWriteLock(cli, inserting: 1, for: .milliseconds(400))
         let started = ContinuousClock.now
         // Nil: the body never ran (had it, its `()` would be the answer).
         let refused: Void? = try await server.transactionHere { db in try await db.raw("INSERT INTO c VALUES (8)").run() }
