@@ -324,11 +324,18 @@ FAILED=()
 DISTURBED=()
 SERVER_PIDS=("$SERVER_PID")
 # check_load NAME: adds NAME's failures (non-200 answers, socket errors) to FAILED
-check_load() {
-    local name=$1 bad n200 sock
+# bad_answers NAME: the load's answers other than 200 (wrk's own count of answers above 399, and
+# the script's count where it reads the answers: -1 where it doesn't) and 200s without a token
+bad_answers() {
+    local name=$1 bad n200
     bad=$(( $(non2xx "$name") + $(field "$name" status_errors) ))
     n200=$(field "$name" non200)
     [ "$n200" = -1 ] || bad=$(( bad + n200 + $(field "$name" no_token) ))
+    echo "$bad"
+}
+check_load() {
+    local name=$1 bad sock
+    bad=$(bad_answers "$name")
     sock=$(( $(field "$name" connect_errors) + $(field "$name" read_errors) + $(field "$name" write_errors) + $(field "$name" timeouts) ))
     [ "$bad" = 0 ] || FAILED+=("$name: $bad non-200 answers ($(sed -n 's/^BENCH_FIRST_ERROR //p' "$OUT/$name.txt" | head -c 300))")
     [ "$sock" = 0 ] || FAILED+=("$name: $sock socket errors or timeouts")
@@ -336,9 +343,7 @@ check_load() {
 for name in "${LOADS[@]}"; do
     say "load: $name"
     CHAIN_SET=0 SUFFIX=-warmup SECONDS_NOW=$WARMUP load "$name"
-    if [ "$(field "$name-warmup" non200)" != "-1" ] && [ "$(field "$name-warmup" non200)" != 0 ]; then
-        FAILED+=("$name (warm-up): $(field "$name-warmup" non200) non-200 answers")
-    fi
+    [ "$(bad_answers "$name-warmup")" = 0 ] || FAILED+=("$name (warm-up): $(bad_answers "$name-warmup") non-200 answers")
     CHAIN_SET=1 SUFFIX="" SECONDS_NOW=$DURATION load "$name"
     grep -E '^BENCH' "$OUT/$name.txt" | sed 's/^/  /'
     check_load "$name"
@@ -437,7 +442,7 @@ if [ "$PROFILE" = 1 ]; then
         sleep 0.5
         CHAIN_SET=2 SUFFIX=-profiled SECONDS_NOW=$PROFILE_SECONDS load "$name"
         wait "$perf_pid" || echo "perf record exited with $? (see $OUT/perf-$name.record.log)"
-        [ "$(field "$name-profiled" non200)" = 0 ] || FAILED+=("$name (profiled): $(field "$name-profiled" non200) non-200 answers")
+        [ "$(bad_answers "$name-profiled")" = 0 ] || FAILED+=("$name (profiled): $(bad_answers "$name-profiled") non-200 answers")
         if [ -s "$OUT/perf-$name.data" ]; then
             perf script -i "$OUT/perf-$name.data" 2>/dev/null | swift demangle --simplified >"$OUT/perf-$name.script.txt"
             python3 "$BENCH_DIR/perf_summary.py" "$OUT/perf-$name.script.txt" | tee "$OUT/perf-$name.summary.txt"

@@ -58,7 +58,7 @@ final class WALCheckpointer: Sendable {
     init(path: String, cycleEndPages: Int64,
          exclusively: @escaping @Sendable (@Sendable () async throws -> Progress) async throws -> Progress, logger: Logger) throws {
         let handle = try SQLiteHandle(path: path)
-        try handle.execute("PRAGMA busy_timeout = 10000", []) { _, _ in }
+        try handle.execute("PRAGMA busy_timeout = \(SQLiteDatabase.busyTimeout)", []) { _, _ in }
         let file = open(path, O_RDONLY | O_CLOEXEC)
         let pool = NIOThreadPool(numberOfThreads: 1)
         pool.start()

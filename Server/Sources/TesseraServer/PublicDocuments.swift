@@ -5,6 +5,7 @@ import Logging
 import Metrics
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypes
 import TesseraCore
 import TesseraDomain
@@ -279,14 +280,24 @@ final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     /// The responder's answer, as Hummingbird's writer would send it: the head with the date,
-    /// the body, the end.
+    /// the body, the end. An answer of a known length (every token answer) goes out as bytes, as a
+    /// document's does (``write(context:head:body:requestID:)``), past the HTTP codec's conversion
+    /// and encoding; any other through them.
     private func writeAnswer(context: ChannelHandlerContext, head: HTTPResponse, body: ByteBuffer, trailers: HTTPFields?) {
+        let date = date.now()
+        if trailers == nil, let bytes = ResponseHeadBytes.encoded(head, bodyLength: body.readableBytes, date: date, allocator: context.channel.allocator) {
+            context.write(wrapOutboundOut(.body(bytes)), promise: nil)
+            if body.readableBytes > 0 { context.write(wrapOutboundOut(.body(body)), promise: nil) }
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            return
+        }
         var head = head
-        head.headerFields[.date] = date.now()
+        head.headerFields[.date] = date
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if body.readableBytes > 0 { context.write(wrapOutboundOut(.body(body)), promise: nil) }
         context.writeAndFlush(wrapOutboundOut(.end(trailers)), promise: nil)
     }
+
 
     /// The responder's route `request` asks for, when it is read here, and its body's length:
     /// a `POST` with a `Content-Length` no larger than a form may be (a larger body goes to the
@@ -353,10 +364,9 @@ final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// The status line and the header fields every answer of a document has, as HTTP/1.1 sends
     /// them (what Hummingbird's codec would make of the same answer), up to the request id.
     private static func head(status: HTTPResponse.Status, contentType: String, length: Int, settings: PublicDocuments.Settings) -> ByteBuffer {
-        var head = ByteBuffer(string: "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n")
-        for field in fields(status: status, contentType: contentType, length: length, settings: settings) {
-            head.writeString("\(field.name.rawName): \(field.value)\r\n")
-        }
+        var head = ByteBuffer()
+        ResponseHeadBytes.write(status: status, fields: fields(status: status, contentType: contentType, length: length, settings: settings),
+                                to: &head)
         return head
     }
 
@@ -419,6 +429,39 @@ enum PublicDocumentMetrics {
                              timer: Metrics.Timer(label: "http.server.request.duration", dimensions: dimensions, preferredDisplayUnit: .seconds))
             routes[key] = made
             return made
+        }
+    }
+}
+
+/// An answer's head as the bytes HTTP/1.1 sends, made here rather than by NIO's codec (which
+/// converts it to NIO's types, then encodes those).
+package enum ResponseHeadBytes {
+    /// `head` as HTTP/1.1 sends it, with `date`, when NIO's encoder would send its fields as they
+    /// are: a body whose `Content-Length` is given and right, no `Transfer-Encoding` or
+    /// `Connection` field (the connection's state handler reads that one from a head), a status
+    /// that has a body. Nil otherwise: the codec decides.
+    package static func encoded(_ head: HTTPResponse, bodyLength: Int, date: String, allocator: ByteBufferAllocator) -> ByteBuffer? {
+        let fields = head.headerFields
+        guard head.status.code >= 200, head.status != .noContent, head.status != .notModified,
+              fields[.contentLength] == String(bodyLength), fields[.transferEncoding] == nil, fields[.connection] == nil
+        else { return nil }
+        var bytes = allocator.buffer(capacity: 256)
+        write(status: head.status, fields: fields, to: &bytes)
+        bytes.writeString("\(HTTPField.Name.date.rawName): \(date)\r\n\r\n")
+        return bytes
+    }
+
+    /// The status line and `fields` but any `Date`, each line ended, the head not. The reason
+    /// phrase is NIO's: a known code's own, whatever the answer gave (an answer made from a code
+    /// alone has none).
+    package static func write(status: HTTPResponse.Status, fields: HTTPFields, to bytes: inout ByteBuffer) {
+        let phrase = HTTPResponseStatus(statusCode: status.code, reasonPhrase: status.reasonPhrase).reasonPhrase
+        bytes.writeString("HTTP/1.1 \(status.code) \(phrase)\r\n")
+        for field in fields where field.name != .date {
+            bytes.writeString(field.name.rawName)
+            bytes.writeStaticString(": ")
+            bytes.writeString(field.value)
+            bytes.writeStaticString("\r\n")
         }
     }
 }

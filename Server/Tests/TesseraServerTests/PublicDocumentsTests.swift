@@ -1,6 +1,11 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+import HTTPTypes
 import Prometheus
 import Testing
 import TesseraAuthCore
@@ -190,6 +195,51 @@ struct PublicDocumentsTests {
             #expect(failed.body.contains("invalid_client") && failed.field("WWW-Authenticate") != nil)
             let ids = answers.compactMap { $0.field("X-Request-Id") }
             #expect(ids.count == 7 && Set(ids).count == 7, "every answer has its own request id")
+        }
+    }
+
+    @Test("a routed answer's head written as bytes is the bytes NIO's codec makes of it; one the codec would change goes to it")
+    func headBytes() throws {
+        let date = "Mon, 30 Nov 2026 11:19:49 GMT"
+        func head(_ status: HTTPResponse.Status, _ fields: HTTPFields) -> HTTPResponse { HTTPResponse(status: status, headerFields: fields) }
+        func name(_ text: String) -> HTTPField.Name { HTTPField.Name(text)! }
+        let token: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store", name("Pragma"): "no-cache",
+                                 .contentLength: "770", name("X-Content-Type-Options"): "nosniff", name("Referrer-Policy"): "no-referrer",
+                                 name("X-Request-Id"): "Y1eNSPmN51VfEPbS"]
+        var refused = token
+        refused[.wwwAuthenticate] = #"Basic realm="tessera", error="invalid_client""#
+        refused[.contentLength] = "770"
+        var stale = token
+        stale[.date] = "Thu, 01 Jan 1970 00:00:00 GMT"
+        for answer in [head(.ok, token), head(.unauthorized, refused), head(.init(code: 401), refused), head(.init(code: 429), token),
+                       head(.init(code: 200, reasonPhrase: "Fine"), token), head(.init(code: 299, reasonPhrase: "Odd"), token),
+                       head(.init(code: 599), token), head(.ok, stale)] {
+            let ours = try #require(ResponseHeadBytes.encoded(answer, bodyLength: 770, date: date, allocator: ByteBufferAllocator()))
+            var dated = answer
+            dated.headerFields[.date] = nil
+            dated.headerFields[.date] = date
+            let channel = EmbeddedChannel()
+            try channel.pipeline.syncOperations.addHandlers([HTTPResponseEncoder(), HTTP1ToHTTPServerCodec(secure: false)])
+            try channel.writeOutbound(HTTPResponsePart.head(dated))
+            guard case .byteBuffer(let theirs) = try #require(try channel.readOutbound(as: IOData.self)) else {
+                Issue.record("NIO's encoder wrote a file region")
+                continue
+            }
+            #expect(String(buffer: ours) == String(buffer: theirs))
+            _ = try channel.finish()
+        }
+        // Left to the codec: a length that isn't the body's or none, a chunked or closing answer, no body.
+        var chunked = token
+        chunked[.contentLength] = nil
+        chunked[.transferEncoding] = "chunked"
+        var closing = token
+        closing[.connection] = "close"
+        var unknown = token
+        unknown[.contentLength] = nil
+        for (answer, length) in [(head(.ok, token), 769), (head(.ok, unknown), 770), (head(.ok, chunked), 770), (head(.ok, closing), 770),
+                                 (head(.noContent, token), 770), (head(.notModified, token), 770), (head(.continue, token), 770)] {
+            #expect(ResponseHeadBytes.encoded(answer, bodyLength: length, date: date, allocator: ByteBufferAllocator()) == nil,
+                    "\(answer.status) \(answer.headerFields)")
         }
     }
 

@@ -119,15 +119,26 @@ extension JSONValue {
 
     /// RFC 8259 §7: quote, backslash and control characters are escaped.
     static func write(string: String, to output: inout [UInt8]) {
+        var string = string
+        // A native string's bytes, without a copy (a bridged one is made native first).
+        string.withUTF8 { write(utf8: $0, to: &output) }
+    }
+
+    private static func write(utf8 bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        // Tokens, hashes and most claims need no escape: their bytes go in at once.
-        guard string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
-            output.append(contentsOf: string.utf8)
+        // Tokens, hashes and most claims need no escape: their bytes go in at once. The check
+        // reads every byte without a branch (a loop the compiler makes vector instructions of).
+        var escapes: UInt8 = 0
+        for byte in bytes {
+            escapes |= (byte < 0x20 ? 1 : 0) | (byte == UInt8(ascii: "\"") ? 1 : 0) | (byte == UInt8(ascii: "\\") ? 1 : 0)
+        }
+        guard escapes != 0 else {
+            output.append(contentsOf: bytes)
             output.append(UInt8(ascii: "\""))
             return
         }
         let hex = Array("0123456789abcdef".utf8)
-        for byte in string.utf8 {
+        for byte in bytes {
             switch byte {
             case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
             case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
