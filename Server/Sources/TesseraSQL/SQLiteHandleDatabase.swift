@@ -43,10 +43,21 @@ struct SQLiteHandleDatabase: SQLDatabase {
     func run(_ query: any SQLExpression, _ onRow: @Sendable (any SQLRow) -> ()) throws {
         let (sql, rawBinds) = serialize(query)
         logger.trace("SQL", metadata: ["sql": "\(sql)"])
-        let binds = try rawBinds.map { try encoder.encode($0) }
+        let binds = try rawBinds.map { try Self.direct($0) ?? encoder.encode($0) }
         let decoder = decoder
         try handle.execute(sql, binds) { columns, values in
             onRow(SQLiteValuesRow(columns: columns, values: values, decoder: decoder))
+        }
+    }
+
+    /// A bind of the types most binds are, as `SQLiteDataEncoder` makes it, without its search for
+    /// the value's conformance to `SQLiteDataConvertible` at every value.
+    private static func direct(_ value: any Encodable) -> SQLiteData? {
+        switch value {
+        case let text as String: .text(text)
+        case let integer as Int: .integer(integer)
+        case let integer as Int64: .integer(Int(integer))
+        default: nil
         }
     }
 }
@@ -64,7 +75,28 @@ struct SQLiteValuesRow: SQLRow {
     func decodeNil(column: String) throws -> Bool { try value(column) == .null }
 
     func decode<D: Decodable>(column: String, as type: D.Type) throws -> D {
-        try decoder.decode(D.self, from: try value(column))
+        let value = try value(column)
+        return try Self.direct(value, as: D.self) ?? decoder.decode(D.self, from: value)
+    }
+
+    /// A column of the types most columns are read as, when its value is of that type, as
+    /// `SQLiteDataDecoder` reads it, without its search for the type's conformance (or, for an
+    /// optional, its `Decoder`) at every value; nil for everything else, which it reads.
+    private static func direct<D>(_ value: SQLiteData, as type: D.Type) -> D? {
+        switch value {
+        case .text(let text):
+            if D.self == String.self || D.self == String?.self { return text as? D }
+        case .integer(let integer):
+            if D.self == Int64.self || D.self == Int64?.self { return Int64(integer) as? D }
+            if D.self == Int.self || D.self == Int?.self { return integer as? D }
+        case .null:
+            if D.self == String?.self { return String?.none as? D }
+            if D.self == Int64?.self { return Int64?.none as? D }
+            if D.self == Int?.self { return Int?.none as? D }
+        default:
+            break
+        }
+        return nil
     }
 
     private func value(_ column: String) throws -> SQLiteData {
