@@ -298,7 +298,6 @@ final class PublicDocumentHandler: ChannelDuplexHandler, RemovableChannelHandler
         context.writeAndFlush(wrapOutboundOut(.end(trailers)), promise: nil)
     }
 
-
     /// The responder's route `request` asks for, when it is read here, and its body's length:
     /// a `POST` with a `Content-Length` no larger than a form may be (a larger body goes to the
     /// router, which refuses it as before), no `Transfer-Encoding`, no `Expect` (left to the
