@@ -323,16 +323,23 @@ load() {
 FAILED=()
 DISTURBED=()
 SERVER_PIDS=("$SERVER_PID")
-# check_load NAME: adds NAME's failures (non-200 answers, socket errors) to FAILED
-# bad_answers NAME: the load's answers other than 200 (wrk's own count of answers above 399, and
-# the script's count where it reads the answers: -1 where it doesn't) and 200s without a token
+# bad_answers NAME: the load's answers other than 200, each counted once: where the script reads
+# the answers, its count (non200, every status but 200) and its 200s without a token; where it
+# doesn't (non200 -1), wrk's own count of answers above 399 (its "Non-2xx or 3xx responses" line
+# and the script's status_errors are that one count); "unknown" when wrk printed no report
 bad_answers() {
-    local name=$1 bad n200
-    bad=$(( $(non2xx "$name") + $(field "$name" status_errors) ))
+    local name=$1 n200 errors line
+    [ -n "$(field "$name" requests)" ] || { echo unknown; return; }
     n200=$(field "$name" non200)
-    [ "$n200" = -1 ] || bad=$(( bad + n200 + $(field "$name" no_token) ))
-    echo "$bad"
+    if [ -n "$n200" ] && [ "$n200" != -1 ]; then
+        echo $(( n200 + $(field "$name" no_token) ))
+        return
+    fi
+    errors=$(field "$name" status_errors)
+    line=$(non2xx "$name")
+    echo $(( ${errors:-0} > line ? ${errors:-0} : line ))
 }
+# check_load NAME: adds NAME's failures (non-200 answers, socket errors) to FAILED
 check_load() {
     local name=$1 bad sock
     bad=$(bad_answers "$name")
@@ -704,9 +711,7 @@ printf '%-25s %-9s %9s %8s %8s %8s %8s %11s %12s %9s %9s\n' load "wrk" "req/s" "
     "server CPU" "server CPU" "wrk CPU" "other CPU"
 printf '%-25s %-9s %9s %8s %8s %8s %8s %11s %12s %9s %9s\n' "" "" "" "" "" "" "" "(cores)" "ms/request" "(cores)" "(cores)"
 for name in "${LOADS[@]}" "${LARGE_LOADS[@]}" "${GL_LOADS[@]}" "${PG_LOADS[@]}"; do
-    bad=$(( $(non2xx "$name") + $(field "$name" status_errors) ))
-    n200=$(field "$name" non200)
-    [ "$n200" = -1 ] || bad=$(( bad + n200 ))
+    bad=$(bad_answers "$name")
     read -r cores ms_per_request < <(server_cpu "$name")
     printf '%-25s %-9s %9s %8s %8s %8s %8s %11s %12s %9s %9s\n' "$name" "${LOAD_SHAPE[$name]}" "$(field "$name" rps)" \
         "$(field "$name" p50_ms)" "$(field "$name" p90_ms)" "$(field "$name" p99_ms)" "$bad" "$cores" "$ms_per_request" \

@@ -4,9 +4,9 @@
 --   grant_type=client_credentials&scope=api  with HTTP Basic auth.
 --   The request never changes, so the script defines neither request() nor response():
 --   wrk formats it once and reads no answer's headers or body (its fast path, as in
---   get.lua; its SCRIPTING notes say both callbacks are expensive). Answers other than
---   2xx/3xx are counted by wrk itself (status_errors, and the "Non-2xx or 3xx responses"
---   line run.sh reads). The load generator shares the machine with the server, so the
+--   get.lua; its SCRIPTING notes say both callbacks are expensive). Answers above 399
+--   are counted by wrk itself (status_errors, and the "Non-2xx or 3xx responses" line
+--   run.sh reads). The load generator shares the machine with the server, so the
 --   CPU it doesn't spend is the server's.
 -- BENCH_GRANT=refresh_token: refresh tokens rotate on every use, and presenting a used
 --   one revokes the whole family, so each thread (run with -tN -cN: one connection per

@@ -215,6 +215,8 @@ struct PublicDocumentsTests {
                        head(.init(code: 200, reasonPhrase: "Fine"), token), head(.init(code: 299, reasonPhrase: "Odd"), token),
                        head(.init(code: 599), token), head(.ok, stale)] {
             let ours = try #require(ResponseHeadBytes.encoded(answer, bodyLength: 770, date: date, allocator: ByteBufferAllocator()))
+            // The router's path sets the date on the head; a stale one is dropped and the new one
+            // written last, as the bytes do.
             var dated = answer
             dated.headerFields[.date] = nil
             dated.headerFields[.date] = date
