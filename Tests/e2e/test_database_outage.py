@@ -3,7 +3,8 @@ load of refreshes like apps make them, while PostgreSQL goes away in the three w
 production:
 
   a. restarted ten times (`pg_ctl restart -m fast`: every connection is cut, PostgreSQL is back
-     within a second), one and a half seconds apart;
+     within a second), one and a half seconds apart; the first time while a refresh waits for a
+     lock the test holds, so that at least one statement is surely cut;
   b. crashed (`pg_ctl stop -m immediate`), five seconds down;
   c. stopped for thirty seconds (`pg_ctl stop -m fast`): meanwhile a third node is started (it
      must wait for the database, not exit) and a fourth one is sent SIGTERM with a request in
@@ -119,6 +120,29 @@ class PostgresCluster:
 
     def restart(self, mode: str = "fast") -> None:
         self._pg_ctl("-m", mode, "-o", self.options, "restart")
+
+    def restart_cutting_a_statement(self, database: str) -> None:
+        """`restart("fast")` at a moment when a node's statement is sure to be in flight: a session
+        of the test's own locks `refresh_tokens` against writes, the restart waits (at most five
+        seconds) until a refresh of the load is queued behind that lock, and then cuts both."""
+        holder = subprocess.Popen([str(self.bin / "psql"), self.url(database), "-X", "-q"], stdin=subprocess.PIPE,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
+        try:
+            holder.stdin.write("BEGIN;\nLOCK TABLE refresh_tokens IN EXCLUSIVE MODE;\nSELECT pg_sleep(30);\n")
+            holder.stdin.flush()
+            waiting = ("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                       "AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()")
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                done = subprocess.run([str(self.bin / "psql"), self.url(database), "-X", "-tAc", waiting],
+                                      capture_output=True, text=True, timeout=10)
+                if done.returncode == 0 and done.stdout.strip() not in ("", "0"):
+                    break
+                time.sleep(0.05)
+            self.restart("fast")
+        finally:
+            holder.kill()
+            holder.wait(10)
 
     def stop(self, mode: str) -> None:
         self._pg_ctl("-m", mode, "stop")
@@ -380,7 +404,9 @@ def outage(binary, workdir, postgres):
         try:
             time.sleep(3)
             load.phase = "restarts"  # a.
-            for _ in range(10):
+            postgres.restart_cutting_a_statement("outage")
+            time.sleep(1.5)
+            for _ in range(9):
                 postgres.restart("fast")
                 time.sleep(1.5)
             time.sleep(1.5)
@@ -593,7 +619,8 @@ def test_sigterm_during_the_outage_exits(outage):
 def test_logs_name_the_database_error_and_never_its_password(outage):
     """The operator reads in the log why requests failed, at warning or error level: PostgreSQL's
     SQLSTATE 57P01 (admin_shutdown) with its message, from the statements `pg_ctl restart -m fast`
-    cut (on either node: which one had a statement in flight at a restart is chance); on both
+    cut (on either node: the first restart comes while a refresh waits for a lock the test holds,
+    later ones cut what chance has in flight); on both
     nodes, each failed attempt of the pool to connect, and requests that got no connection in
     time say why (the last attempt's error). The database password never appears."""
     loud = {name: [json.dumps(r) for r in outage.nodes[name].log_records() if r.get("level") in ("warning", "error", "critical")]
