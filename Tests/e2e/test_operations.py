@@ -10,6 +10,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -17,7 +18,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from e2e_support import CLI, POSTGRES, Client, Provider, TesseraServer, User, UserAgent, assert_tokens, free_port, new_database
+from e2e_support import (CLI, POSTGRES, Client, Provider, TesseraServer, User, UserAgent, assert_tokens, free_port, new_database,
+                         query_rows)
 
 
 def test_live_and_ready(server):
@@ -248,6 +250,44 @@ def test_a_stopped_node_finishes_the_requests_under_way(binary, workdir):
     with pytest.raises(requests.ConnectionError):
         requests.get(node.issuer + "/health/live", timeout=5)
     node.stop()
+
+
+def test_a_node_stops_at_once_in_the_middle_of_a_purge(binary, workdir):
+    """SIGTERM while the hourly purge works through a backlog (rows that expired while nobody
+    purged them, as after an import or a long stop): the purge stops between two batches and the
+    node exits cleanly within seconds, where it used to hold its stop for `shutdown-timeout`
+    (25 s) and then cancel. What it didn't delete is left for the next purge."""
+    database = new_database(workdir, "purging")
+    CLI(binary, database, workdir).add_user("purging@example.com", OPS_PASSWORD)  # creates and migrates it
+    generator = Path(__file__).resolve().parents[2] / "benchmarks" / "generate_database.py"
+    where = ["--database", str(database)] if isinstance(database, Path) else ["--postgres", database]
+    # 30,000 grants with a token each, all expired: 60,000 rows, a purge of many seconds (at most
+    # 250 rows a batch and a pause of 19 times the batch's time after each).
+    filled = subprocess.run([sys.executable, str(generator), *where, "--users", "200", "--grants", "30000",
+                             "--expired-share", "1", "--purge-due", "--cache-mib", "64"],
+                            capture_output=True, text=True, timeout=300)
+    assert filled.returncode == 0, filled.stderr[-2000:]
+
+    def tokens() -> int:
+        return int(query_rows(database, "SELECT count(*) FROM refresh_tokens")[0][0])
+
+    before = tokens()
+    assert before >= 30_000
+    node = TesseraServer(binary, database, workdir, name="purging").start()
+    deadline = time.monotonic() + 60  # the first maintenance round comes 5 s after the start
+    while tokens() == before:
+        assert time.monotonic() < deadline and node.process.poll() is None, f"the purge never began:\n{node.log()[-2000:]}"
+        time.sleep(0.1)
+    sent = time.monotonic()
+    node.process.send_signal(signal.SIGTERM)
+    code = node.process.wait(40)
+    took = time.monotonic() - sent
+    left = tokens()
+    node.stop()
+    assert code == 0, node.log()[-2000:]
+    assert took < 5, f"the node took {took:.1f} s to stop in the middle of a purge:\n{node.log()[-2000:]}"
+    assert 0 < left < before, f"the purge was to be under way when the node stopped: {before} tokens before, {left} after"
+    assert "maintenance failed" not in node.log()
 
 
 def test_audit_events_record_sign_ins_and_changes(observed, binary, workdir):

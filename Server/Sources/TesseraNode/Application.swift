@@ -30,7 +30,9 @@ struct MaintenanceService: Service {
                     if metrics { Signals.outboxDepth(try await provider.store.outboxDepth()) }
                 }
             }
-            group.addTask { await repeatRounds { _ = try await provider.purgeExpiredIfDue() } }
+            // A stopping node doesn't wait for a purge: one of a large backlog paces itself over
+            // minutes, and the next purge (an hour later, on whichever node) goes on from there.
+            group.addTask { await repeatRounds { _ = try await cancelWhenGracefulShutdown { try await provider.purgeExpiredIfDue() } } }
         }
     }
 
@@ -46,6 +48,8 @@ struct MaintenanceService: Service {
                 try await round()
             } catch is DatabaseUnavailable {
                 // Logged by the database; the next round tries again.
+            } catch is CancellationError {
+                // The node is stopping.
             } catch {
                 provider.logger.error("maintenance failed", metadata: ["error": "\(error)"])
             }

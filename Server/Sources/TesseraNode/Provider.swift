@@ -72,6 +72,7 @@ public final class Provider: Sendable {
         let now = services.clock.now()
         guard try await store.takeTurn("purge", now: now, every: 3600) else { return false }
         try await store.purgeExpired(now: now, keepFor: 86_400)
+        try Task.checkCancellation()  // the purge stopped between two batches: the node is stopping
         try await store.purgeAudit(before: now - services.configuration.auditRetention)
         return true
     }

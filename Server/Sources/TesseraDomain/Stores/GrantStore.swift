@@ -106,6 +106,8 @@ public protocol GrantStore: Sendable {
 
 /// Removes rows nobody can use any more.
 public protocol Housekeeping: Sendable {
+    /// Deletes what expired more than `keepFor` seconds before `now`, in short transactions; a
+    /// cancelled task stops between two of them.
     func purgeExpired(now: Int64, keepFor: Int64) async throws
     /// Takes the turn for `task` when nobody (no node) has taken it in the last `every`
     /// seconds: one conditional write, so of nodes asking together exactly one gets it.
