@@ -243,7 +243,7 @@ extension SQLStore: Housekeeping {
     /// hour's expiries, seconds). What a request loses to the purge is the CPU its deletes take
     /// (their pages, in the log and copied into the file), not the connection, which a batch
     /// holds 0.4 ms: on the 10 M-grant database under a refresh load that kept both cores busy,
-    /// the load's p99 rose by 20–31 % with a tenth (≈ 600 rows purged a second), by 6–10 % with
+    /// the load's p99 rose by 20–31 % with a tenth (≈ 600 rows purged a second), by 6–19 % with
     /// a twentieth (≈ 340), by 0–5 % with a fortieth (≈ 170; docs/performance.md, issue 30's
     /// twentieth session).
     static let purgePause = 19
