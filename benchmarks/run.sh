@@ -343,6 +343,7 @@ bad_answers() {
 check_load() {
     local name=$1 bad sock
     bad=$(bad_answers "$name")
+    [ "$bad" != unknown ] || { FAILED+=("$name: wrk printed no report (see $OUT/$name.txt)"); return; }
     sock=$(( $(field "$name" connect_errors) + $(field "$name" read_errors) + $(field "$name" write_errors) + $(field "$name" timeouts) ))
     [ "$bad" = 0 ] || FAILED+=("$name: $bad non-200 answers ($(sed -n 's/^BENCH_FIRST_ERROR //p' "$OUT/$name.txt" | head -c 300))")
     [ "$sock" = 0 ] || FAILED+=("$name: $sock socket errors or timeouts")

@@ -274,16 +274,18 @@ def test_a_node_stops_at_once_in_the_middle_of_a_purge(binary, workdir):
     before = tokens()
     assert before >= 30_000
     node = TesseraServer(binary, database, workdir, name="purging").start()
-    deadline = time.monotonic() + 60  # the first maintenance round comes 5 s after the start
-    while tokens() == before:
-        assert time.monotonic() < deadline and node.process.poll() is None, f"the purge never began:\n{node.log()[-2000:]}"
-        time.sleep(0.1)
-    sent = time.monotonic()
-    node.process.send_signal(signal.SIGTERM)
-    code = node.process.wait(40)
-    took = time.monotonic() - sent
+    try:
+        deadline = time.monotonic() + 60  # the first maintenance round comes 5 s after the start
+        while tokens() == before:
+            assert time.monotonic() < deadline and node.process.poll() is None, f"the purge never began:\n{node.log()[-2000:]}"
+            time.sleep(0.1)
+        sent = time.monotonic()
+        node.process.send_signal(signal.SIGTERM)
+        code = node.process.wait(40)
+        took = time.monotonic() - sent
+    finally:
+        node.stop()
     left = tokens()
-    node.stop()
     assert code == 0, node.log()[-2000:]
     assert took < 5, f"the node took {took:.1f} s to stop in the middle of a purge:\n{node.log()[-2000:]}"
     assert 0 < left < before, f"the purge was to be under way when the node stopped: {before} tokens before, {left} after"
