@@ -321,6 +321,9 @@ let package = Package(
                 "TesseraTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                // The event loops, to run a request's statements on a chosen one.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 // NIO's own HTTP/1 codec, the reference the answers written as bytes are held to.
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -14,9 +14,9 @@ extension Node {
     /// cores, four busy threads taking turns on two. With the event loops as the global executor a
     /// task enqueued from an event loop stays on it, so a request is read, answered and written on
     /// one thread. What must not block a loop already has threads of its own: password hashing
-    /// (`NIOHashingThreads`), SQLite (`DatabaseThread`), and the signatures of the grants that
-    /// wait on the database, whose PostgreSQL connections are on these loops (Dispatch's threads:
-    /// `UserGrantTokens.response`).
+    /// (`NIOHashingThreads`), SQLite (`DatabaseThread`), and the signatures of most grants that
+    /// wait on the database (Dispatch's threads: `UserGrantTokens.response`). A loop's requests
+    /// use PostgreSQL connections of their own loop (`PostgresDatabase.pools`).
     ///
     /// Call it first thing, before any task runs (`serve` does). `TESSERA_EXECUTOR=pool` keeps
     /// Swift's own pool. True when the event loops took over.
@@ -62,14 +62,14 @@ private enum GlobalJobsOnEventLoops {
 /// An event loop as the executor a task prefers: the jobs of a request's task run on its
 /// connection's loop, whatever the task awaited in between (a nested preference, such as
 /// SQLite's thread, still wins inside its scope).
-final class EventLoopTaskExecutor: TaskExecutor {
-    let loop: any EventLoop
+package final class EventLoopTaskExecutor: TaskExecutor {
+    package let loop: any EventLoop
 
-    init(_ loop: any EventLoop) {
+    package init(_ loop: any EventLoop) {
         self.loop = loop
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }

@@ -23,7 +23,13 @@ import TesseraDomain
 /// under a statement (PostgreSQL restarted, failed over, out of connections) fails the same way,
 /// logged with its SQLSTATE and PostgreSQL's message.
 public final class PostgresDatabase: TransactionalDatabase {
-    let client: PostgresClient
+    /// The node's connections, shared out between its event loops (one a core): each loop has a
+    /// pool of its own whose connections live on it (``pool``), so that a request's statements are
+    /// written and their answers read on the thread that runs the request. One pool of them all,
+    /// its connections on any loop, cost each statement two hops between threads (there and
+    /// back); with them, a refresh on PostgreSQL also signs on its loop (``RefreshTokenGrant``),
+    /// where a loop signing held up the answers its connections brought other loops' requests.
+    let pools: Pools
     let logger: Logger
     /// How long a read or transaction waits for a connection of the pool.
     let waitLimit: Duration
@@ -31,7 +37,7 @@ public final class PostgresDatabase: TransactionalDatabase {
     let location: String
     /// Why the pool's last attempt to connect failed; nil once one succeeds.
     let connectFailure: NIOLockedValueBox<String?>
-    /// The task running the pool; cancelling it closes every connection.
+    /// The task running the pools; cancelling it closes every connection.
     private let running: Task<Void, Never>
 
     /// Starts the pool, and connects once beside it, so that a wrong address, password or TLS
@@ -43,9 +49,12 @@ public final class PostgresDatabase: TransactionalDatabase {
         let connectFailure = NIOLockedValueBox<String?>(nil)
         var poolLogger = logger
         poolLogger.handler = PoolLogHandler(inner: logger.handler, connectFailure: connectFailure)
-        let database = PostgresDatabase(client: PostgresClient(configuration: try poolConfiguration(location, tls: tls, poolSize: poolSize),
-                                                               backgroundLogger: poolLogger),
-                                        waitLimit: waitLimit, location: location.description, connectFailure: connectFailure, logger: logger)
+        let pools = try Pools(loops: Array(MultiThreadedEventLoopGroup.singleton.makeIterator()), poolSize: poolSize) { loop, size in
+            PostgresClient(configuration: try poolConfiguration(location, tls: tls, poolSize: size), eventLoopGroup: loop,
+                           backgroundLogger: poolLogger)
+        }
+        let database = PostgresDatabase(pools: pools, waitLimit: waitLimit, location: location.description,
+                                        connectFailure: connectFailure, logger: logger)
         do {
             let connection = try await PostgresConnection.connect(configuration: connectionConfiguration(location, tls: tls),
                                                                   id: 0, logger: logger)
@@ -57,8 +66,8 @@ public final class PostgresDatabase: TransactionalDatabase {
         return database
     }
 
-    init(client: PostgresClient, waitLimit: Duration, location: String, connectFailure: NIOLockedValueBox<String?>, logger: Logger) {
-        self.client = client
+    init(pools: Pools, waitLimit: Duration, location: String, connectFailure: NIOLockedValueBox<String?>, logger: Logger) {
+        self.pools = pools
         self.waitLimit = waitLimit
         self.location = location
         self.connectFailure = connectFailure
@@ -67,8 +76,15 @@ public final class PostgresDatabase: TransactionalDatabase {
         // shutdown of the service that made it (a node that waited for its database opens it
         // from within its service): the pool would close at SIGTERM, under the requests still
         // being answered. It closes when the node is done with it (``close()``).
-        running = Task.detached { await client.run() }
+        running = Task.detached {
+            await withDiscardingTaskGroup { group in
+                for client in pools.clients { group.addTask { await client.run() } }
+            }
+        }
     }
+
+    /// The pool of the calling thread's event loop.
+    var pool: PostgresClient { pools.here() }
 
     /// libpq's `sslmode` as NIOSSL's settings.
     struct TLSSettings {
@@ -136,7 +152,7 @@ public final class PostgresDatabase: TransactionalDatabase {
                                   database: location.database, tls: mode)
         }
         configuration.options.maximumConnections = poolSize
-        // Two connections stay open (fewer with a smaller pool): postgres-nio sets an idle timer
+        // Two connections of each loop's pool stay open (fewer with a smaller pool): postgres-nio sets an idle timer
         // (a task sleeping on Dispatch's timers for a minute) each time a connection above the
         // minimum goes back to the pool, ≈ 1 % of a refresh's CPU; the pool leases the first
         // free connection, so the two take nearly every statement of a node's usual load.
@@ -192,7 +208,7 @@ public final class PostgresDatabase: TransactionalDatabase {
 
     private func withinWaitLimit<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         let lease = LeaseRace()
-        let (client, logger, waitLimit, location, connectFailure) = (client, logger, waitLimit, location, connectFailure)
+        let (client, logger, waitLimit, location, connectFailure) = (pool, logger, waitLimit, location, connectFailure)
         return try await withoutActuallyEscaping(body) { body in
             try await withThrowingTaskGroup(of: T?.self) { group in
                 group.addTask {
@@ -451,6 +467,47 @@ private final class LeaseRace: Sendable {
             guard state == .waiting else { return false }
             state = outcome
             return true
+        }
+    }
+}
+
+extension PostgresDatabase {
+    /// A node's pools: `database-pool-size` connections shared out between its event loops.
+    struct Pools: Sendable {
+        /// The pool of each loop, in the group's order; loops beyond the pool size share the
+        /// first ones' pools (a pool of 3 on 4 loops: the fourth loop uses the first's).
+        let byLoop: [(loop: any EventLoop, client: PostgresClient)]
+        /// Each pool once.
+        let clients: [PostgresClient]
+        /// Callers on no loop of the group (the CLI's commands, tasks on Swift's own pool) take
+        /// the pools in turn.
+        private let turn = NIOLockedValueBox(0)
+
+        /// `poolSize` connections at most between them: one pool a loop, or one a connection
+        /// when there are fewer connections than loops; where the size doesn't divide, the
+        /// first pools get one more.
+        init(loops: [any EventLoop], poolSize: Int, make: (any EventLoop, Int) throws -> PostgresClient) rethrows {
+            precondition(!loops.isEmpty && poolSize > 0, "a pool needs a loop and a connection")
+            let count = min(loops.count, poolSize)
+            let clients = try (0..<count).map { index in
+                try make(loops[index], poolSize / count + (index < poolSize % count ? 1 : 0))
+            }
+            self.clients = clients
+            byLoop = loops.enumerated().map { ($1, clients[$0 % count]) }
+        }
+
+        /// The pool of the calling thread's event loop; another caller's turn.
+        func here() -> PostgresClient {
+            if let loop = MultiThreadedEventLoopGroup.currentEventLoop, let mine = byLoop.first(where: { $0.loop === loop }) {
+                return mine.client
+            }
+            guard clients.count > 1 else { return clients[0] }
+            let next = turn.withLockedValue { turn in
+                let this = turn
+                turn = (this + 1) % clients.count
+                return this
+            }
+            return clients[next]
         }
     }
 }

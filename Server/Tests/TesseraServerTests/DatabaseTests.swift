@@ -1,5 +1,7 @@
 import Foundation
 import Logging
+import NIOCore
+import NIOPosix
 import Testing
 import TesseraCore
 import TesseraServer
@@ -236,6 +238,41 @@ struct SQLiteFileTests {
         // The pool goes on with a new connection.
         try await database.withDatabase { db in try await db.raw("SELECT 1").run() }
         try await database.close()
+    }
+
+    @Test("PostgreSQL: a request's statements run on connections of its own event loop, however the pool is shared out",
+          .enabled(if: TestBackend.available.contains(.postgres), "needs TESSERA_TEST_POSTGRES"))
+    func postgresConnectionsOnTheCallersLoop() async throws {
+        let location = try PostgresLocation(parsing: try #require(ProcessInfo.processInfo.environment["TESSERA_TEST_POSTGRES"]))
+        let loops = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
+        for poolSize in Set([1, loops.count, 2 * loops.count + 1]) {
+            let database = try await PostgresDatabase.open(location, poolSize: poolSize, waitLimit: .seconds(60), logger: Logger(label: "test"))
+            let pools = min(loops.count, poolSize)
+            for (index, loop) in loops.enumerated() {
+                // A loop beyond the pool size uses an earlier loop's pool (a pool of one: the first's).
+                let expected = loops[index % pools]
+                for _ in 0..<3 {
+                    let used = try await withTaskExecutorPreference(EventLoopTaskExecutor(loop)) {
+                        try await database.withDatabase { db in
+                            try await db.raw("SELECT 1").run()
+                            return db.eventLoop
+                        }
+                    }
+                    #expect(used === expected, "pool size \(poolSize): loop \(index)'s statement ran on another loop's connection")
+                }
+            }
+            // From no loop (the CLI's tasks), the pools in turn: every one of them answers.
+            var seen: [any EventLoop] = []
+            for _ in 0..<(2 * pools) {
+                let used = try await database.withDatabase { db in
+                    try await db.raw("SELECT 1").run()
+                    return db.eventLoop
+                }
+                if !seen.contains(where: { $0 === used }) { seen.append(used) }
+            }
+            #expect(seen.count == pools, "pool size \(poolSize): \(seen.count) of \(pools) pools used from outside the loops")
+            try await database.close()
+        }
     }
 
     /// `other` (standing for the admin CLI's connection) inserts `value` into `c` and holds the

@@ -21,9 +21,9 @@ extension Setting {
             $0.database = try DatabaseLocation(parsing: $1)
         },
         .integer("database-pool-size", \.databasePoolSize, minimum: 1, "PostgreSQL connections this node may open.",
-                 details: "the most connections to PostgreSQL this node opens (its pool: two stay open, the others are opened "
-                     + "on demand and closed after a minute idle); the server's `max_connections` must "
-                     + "cover every node's pool plus the CLI's. SQLite uses one connection"),
+                 details: "the most connections to PostgreSQL this node opens, shared out between its event loops (one a core; "
+                     + "each loop's share keeps two open, the others are opened on demand and closed after a minute idle); the "
+                     + "server's `max_connections` must cover every node's pool plus the CLI's. SQLite uses one connection"),
         .duration("database-timeout", \.databaseTimeout, "How long a request waits for a database connection.",
                   details: "how long a request waits for a PostgreSQL connection (every one busy, or the database away) before "
                       + "it is answered `503` with `Retry-After` (`temporarily_unavailable` at `/token`); the work it came for "

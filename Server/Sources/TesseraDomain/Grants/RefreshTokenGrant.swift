@@ -34,12 +34,16 @@ public struct RefreshTokenGrant: TokenGrant {
         let successor = issuer.pendingRefreshToken()
         // A request that narrows no scope needs nothing the statement can't read: on PostgreSQL
         // the rotation is then one round trip. Anything else, and every token that isn't simply
-        // live, takes the transaction below.
+        // live, takes the transaction below. The tokens are signed where the answer came: the
+        // request's event loop, on which its pool's connections live (`PostgresDatabase.pools`),
+        // so a refresh moves between no threads (on two cores ≈ 20 % more refreshes a second
+        // than one pool for the node and the signatures on ``SigningThreads``: docs/performance.md,
+        // twenty-first session; with one pool, signing on the loop alone was ≈ 15 % slower).
         if requested == nil,
            let (grant, user) = try await families.rotateAtOnce(tokenHash: presented, clientID: client.id,
                                                               successor: successor.pending, clock: clock) {
-            return try await tokens.response(grant: grant, user: user, client: client, scope: grant.scope, nonce: nil,
-                                       refreshToken: successor.token)
+            return try tokens.signedResponse(grant: grant, user: user, client: client, scope: grant.scope, nonce: nil,
+                                             refreshToken: successor.token)
         }
         // The rotation in a transaction, which answers every case. On SQLite it runs on the
         // request's thread with the signatures after it, when the connection can begin it there

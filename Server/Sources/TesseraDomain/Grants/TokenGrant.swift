@@ -135,10 +135,10 @@ package struct UserGrantTokens: Sendable {
     /// hash of the grant's device secret, goes into the ID token (`ds_hash`); `deviceSecret`, a
     /// new device session's secret, into the response.
     ///
-    /// Signed on ``SigningThreads``, not on the request's event loop: every grant that gets here
-    /// waited on the database, whose PostgreSQL connections live on those loops, and two RS256
-    /// signatures (a millisecond and more of CPU) on a loop hold up the answers its connections
-    /// bring other requests (docs/performance.md, "The refresh on PostgreSQL").
+    /// Signed on ``SigningThreads``, not on the request's event loop, which stays free for its
+    /// other requests: the grants that get here (the code exchange, Native SSO, the native and
+    /// email-link sign-ins) are rarer than refreshes and were not measured otherwise. The common
+    /// refresh on PostgreSQL signs on its loop, where its answer came (``RefreshTokenGrant``).
     func response(grant: Grant, user: User, client: Client, scope: ScopeSet, nonce: String?, refreshToken: String?,
                   dsHash: String? = nil, deviceSecret: String? = nil) async throws -> TokenResponse {
         try await withTaskExecutorPreference(SigningThreads.executor) {
