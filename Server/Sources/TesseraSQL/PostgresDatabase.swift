@@ -25,10 +25,10 @@ import TesseraDomain
 public final class PostgresDatabase: TransactionalDatabase {
     /// The node's connections, shared out between its event loops (one a core): each loop has a
     /// pool of its own whose connections live on it (``pool``), so that a request's statements are
-    /// written and their answers read on the thread that runs the request. One pool of them all,
-    /// its connections on any loop, cost each statement two hops between threads (there and
-    /// back); with them, a refresh on PostgreSQL also signs on its loop (``RefreshTokenGrant``),
-    /// where a loop signing held up the answers its connections brought other loops' requests.
+    /// written and their answers read on the thread that runs the request. One pool for the node,
+    /// its connections on any loop, cost a statement two hops between threads (there and back).
+    /// It also lets a refresh sign on its own loop (``RefreshTokenGrant``): with one pool, a loop
+    /// that signed held up the answers its connections brought the other loops' requests.
     let pools: Pools
     let logger: Logger
     /// How long a read or transaction waits for a connection of the pool.
@@ -40,9 +40,9 @@ public final class PostgresDatabase: TransactionalDatabase {
     /// The task running the pools; cancelling it closes every connection.
     private let running: Task<Void, Never>
 
-    /// Starts the pool, and connects once beside it, so that a wrong address, password or TLS
-    /// setting is told at start with the server's reason (the pool would retry quietly). By the
-    /// time that connection is made, the pool's task is running and can lease connections.
+    /// Starts the pools, and connects once beside them, so that a wrong address, password or TLS
+    /// setting is told at start with the server's reason (a pool would retry quietly). By the
+    /// time that connection is made, the pools' task is running and can lease connections.
     public static func open(_ location: PostgresLocation, poolSize: Int, waitLimit: Duration = .seconds(5),
                             logger: Logger) async throws -> PostgresDatabase {
         let tls = try TLSSettings(location)
@@ -152,10 +152,10 @@ public final class PostgresDatabase: TransactionalDatabase {
                                   database: location.database, tls: mode)
         }
         configuration.options.maximumConnections = poolSize
-        // Two connections of each loop's pool stay open (fewer with a smaller pool): postgres-nio sets an idle timer
-        // (a task sleeping on Dispatch's timers for a minute) each time a connection above the
-        // minimum goes back to the pool, ≈ 1 % of a refresh's CPU; the pool leases the first
-        // free connection, so the two take nearly every statement of a node's usual load.
+        // Two connections of each loop's pool stay open (fewer with a smaller pool): postgres-nio
+        // sets an idle timer (a task sleeping on Dispatch's timers for a minute) each time a
+        // connection above the minimum goes back to the pool, ≈ 1 % of a refresh's CPU; the pool
+        // leases the first free connection, so the two take nearly every statement of its loop.
         configuration.options.minimumConnections = min(2, poolSize)
         // No keep-alive statement: an idle connection is closed after a minute (the pool's
         // connectionIdleTimeout) and would have been pinged once before; the keep-alive's timer,
@@ -474,10 +474,10 @@ private final class LeaseRace: Sendable {
 extension PostgresDatabase {
     /// A node's pools: `database-pool-size` connections shared out between its event loops.
     struct Pools: Sendable {
-        /// The pool of each loop, in the group's order; loops beyond the pool size share the
-        /// first ones' pools (a pool of 3 on 4 loops: the fourth loop uses the first's).
-        let byLoop: [(loop: any EventLoop, client: PostgresClient)]
-        /// Each pool once.
+        /// The group's loops, in its order: the loop at `index` uses `clients[index % clients.count]`
+        /// (a pool of 3 connections on 4 loops: the fourth loop uses the first's).
+        let loops: [any EventLoop]
+        /// One pool a loop, or fewer when the pool size is smaller than the loops.
         let clients: [PostgresClient]
         /// Callers on no loop of the group (the CLI's commands, tasks on Swift's own pool) take
         /// the pools in turn.
@@ -493,13 +493,13 @@ extension PostgresDatabase {
                 try make(loops[index], poolSize / count + (index < poolSize % count ? 1 : 0))
             }
             self.clients = clients
-            byLoop = loops.enumerated().map { ($1, clients[$0 % count]) }
+            self.loops = loops
         }
 
         /// The pool of the calling thread's event loop; another caller's turn.
         func here() -> PostgresClient {
-            if let loop = MultiThreadedEventLoopGroup.currentEventLoop, let mine = byLoop.first(where: { $0.loop === loop }) {
-                return mine.client
+            if let loop = MultiThreadedEventLoopGroup.currentEventLoop, let index = loops.firstIndex(where: { $0 === loop }) {
+                return clients[index % clients.count]
             }
             guard clients.count > 1 else { return clients[0] }
             let next = turn.withLockedValue { turn in

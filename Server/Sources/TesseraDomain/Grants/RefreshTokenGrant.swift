@@ -38,7 +38,7 @@ public struct RefreshTokenGrant: TokenGrant {
         // request's event loop, on which its pool's connections live (`PostgresDatabase.pools`),
         // so a refresh moves between no threads (on two cores ≈ 20 % more refreshes a second
         // than one pool for the node and the signatures on ``SigningThreads``: docs/performance.md,
-        // twenty-first session; with one pool, signing on the loop alone was ≈ 15 % slower).
+        // twenty-first session; with one pool, signing on the loop alone was ≈ 12 % slower).
         if requested == nil,
            let (grant, user) = try await families.rotateAtOnce(tokenHash: presented, clientID: client.id,
                                                               successor: successor.pending, clock: clock) {
