@@ -237,27 +237,21 @@ extension SQLStore: Housekeeping {
     /// from 1,821 to 146 requests a second while the purge ran, its p99 from 13 to 115 ms; with
     /// 2 ms and a pause of 4 times that, to 1,713, its p99 from 4.2 to 5.9 ms.)
     static let purgeBatchTime = Duration.milliseconds(1)
-    /// After each batch the purge waits this many times as long as the batch took (its wait for
-    /// the connection included): it takes at most a twentieth of the database's time, however
-    /// long it runs (a backlog of millions of rows expired at once takes an hour or more; an
-    /// hour's expiries, seconds). What a request loses to the purge is the CPU its deletes take
-    /// (their pages, in the log and copied into the file), not the connection, which a batch
-    /// holds 0.4 ms: on the 10 M-grant database under a refresh load that kept both cores busy,
-    /// the load's p99 rose by 20–31 % with a tenth (≈ 600 rows purged a second), by 6–19 % with
-    /// a twentieth (≈ 340), by 0–5 % with a fortieth (≈ 170; docs/performance.md, issue 30's
-    /// twentieth session).
-    static let purgePause = 19
 
     /// ``purgeExpired(now:keepFor:)`` with at most `batch` rows per transaction of the large tables.
     package func purgeExpired(now: Int64, keepFor: Int64, batch: Int) async throws {
         let horizon = now - keepFor
         var size = batch
+        // After each batch the purge rests: a tenth of the database's time on an idle node, a
+        // fortieth on a busy one (``PurgePace``).
+        var pace = PurgePace()
         // Refresh tokens before their grants (a grant's deletion cascades to its tokens: deleting
         // them first keeps each of the grants' batches small).
         for (table, key, bound) in [("refresh_tokens", "token_hash", horizon), ("grants", "id", horizon),
                                     ("sessions", "token_hash", horizon), ("authorization_codes", "code_hash", horizon),
                                     ("revoked_access_tokens", "jti", now)] {
             while true {
+                let reading = ContinuousClock.now
                 if let readAhead = Self.readAhead(table, before: bound, limit: size) { try? await database.readAhead(readAhead) }
                 let started = ContinuousClock.now
                 guard try await deleteExpired(from: table, key: key, before: bound, limit: size) == size else { break }
@@ -267,7 +261,7 @@ extension SQLStore: Housekeeping {
                 } else if took < Self.purgeBatchTime / 2 {
                     size = min(size + size / 4 + 1, batch)
                 }
-                try? await Task.sleep(for: max(took * Self.purgePause, .milliseconds(2)))
+                try? await Task.sleep(for: pace.rest(after: took, readAhead: started - reading))
                 if Task.isCancelled { return }
             }
         }
