@@ -120,7 +120,11 @@ cleanup() {
     stop_server
     for pid in "${EXTRA_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
     for pid in "${EXTRA_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-    if declare -F stop_test_postgres >/dev/null; then stop_test_postgres; fi
+    if declare -F stop_test_postgres >/dev/null; then
+        # PostgreSQL's own log (its checkpoints among it) goes with the cluster's folder: kept with the outputs.
+        [ -f "${PG_TEST_DIR:-}/server.log" ] && cp "$PG_TEST_DIR/server.log" "$OUT/postgres-server.log"
+        stop_test_postgres
+    fi
     rm -rf "$WORK"
 }
 trap cleanup EXIT
