@@ -289,6 +289,7 @@ let package = Package(
                 "TesseraInfrastructure",
                 "TesseraSQL",
                 "TesseraTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SQLKit", package: "sql-kit"),
             ],

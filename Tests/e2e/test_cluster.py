@@ -5,6 +5,8 @@ robin, health-checked on /health/ready), as an operator runs them (issue 14):
   third, and the session signs it in silently through the balancer;
 - 50 concurrent refreshes of one refresh token, spread over the nodes, give exactly one new
   token, and the family is revoked;
+- refresh tokens of both kinds (stored, as with `--stored-refresh-tokens` during a rolling
+  upgrade, and family tokens) rotate on every node, and reuse revokes either;
 - a key rotated in the shared database is used and published by every node within seconds;
 - a node killed with SIGKILL during a load of sign-ins and refreshes loses no token that was
   answered, an app retrying a refresh that died with the node goes on (nodes with a reuse
@@ -30,7 +32,7 @@ import requests
 from conftest import SERVER_ENV
 from test_browser import Flow, driver, sign_in, wait_callback, wait_title  # noqa: F401 (driver: the Chromium fixture)
 from e2e_support import (CLI, POSTGRES, Client, Provider, TesseraServer, User, UserAgent, assert_oauth_error, assert_tokens,
-                         free_port, new_database, unverified_header)
+                         free_port, new_database, query_rows, unverified_header)
 
 pytestmark = pytest.mark.skipif(POSTGRES is None, reason="a cluster shares a PostgreSQL database (E2E_POSTGRES)")
 
@@ -202,6 +204,55 @@ def test_concurrent_refreshes_across_nodes_give_one_token_and_revoke_the_family(
             assert_oauth_error(answer, "invalid_grant")
     # The reuse revoked the family: the one new token is dead too.
     assert_oauth_error(lb.refresh(client, winners[0].json()["refresh_token"]), "invalid_grant")
+
+
+def test_stored_and_family_refresh_tokens_rotate_on_every_node(cluster, binary, workdir):
+    """A rolling upgrade from a release before family tokens: a node started with
+    `--stored-refresh-tokens` issues tokens with rows of their own (as that release did, so its
+    nodes could rotate them), the others family tokens, kept on their grant's row. Every node of
+    this release rotates both kinds, a family keeps its kind, and reuse revokes either."""
+    issuer, nodes, client, user, database = (cluster["issuer"], cluster["nodes"], cluster["client"], cluster["user"],
+                                             cluster["database"])
+    stored_node = TesseraServer(binary, database, workdir, env=SERVER_ENV, name="cluster-stored",
+                                args=["--issuer", issuer, "--stored-refresh-tokens"]).start()
+    try:
+        stored_at, family_at = NodeProvider(issuer, stored_node), NodeProvider(issuer, nodes[0])
+
+        def rows() -> int:
+            return int(query_rows(database, "SELECT count(*) FROM refresh_tokens")[0][0])
+
+        # A stored token (base64url, no dot) from the node told to issue them, refreshed at a node
+        # that issues family tokens: the family stays stored, one row a rotation.
+        stored = UserAgent(stored_at).tokens(client, user, scope="openid offline_access")["refresh_token"]
+        assert "." not in stored
+        before = rows()
+        once = assert_tokens(family_at.refresh(client, stored))["refresh_token"]
+        twice = assert_tokens(stored_at.refresh(client, once))["refresh_token"]
+        assert "." not in once and "." not in twice and rows() == before + 2
+        assert_oauth_error(family_at.refresh(client, stored), "invalid_grant")  # reuse: the family ends
+        assert_oauth_error(stored_at.refresh(client, twice), "invalid_grant")
+
+        # A family token (grant.generation.secret.tag) refreshed at the stored node: the family
+        # stays a family, on its grant's row (no row a token).
+        family = UserAgent(family_at).tokens(client, user, scope="openid offline_access")["refresh_token"]
+        grant, generation, _, _ = family.split(".")
+        before = rows()
+        once = assert_tokens(stored_at.refresh(client, family))["refresh_token"]
+        twice = assert_tokens(family_at.refresh(client, once))["refresh_token"]
+        assert once.split(".")[:2] == [grant, "1"] and twice.split(".")[:2] == [grant, "2"] and generation == "0"
+        assert rows() == before
+        # Its first token again: reuse of generation 0, known without a row; the family ends.
+        assert_oauth_error(stored_at.refresh(client, family), "invalid_grant")
+        assert_oauth_error(family_at.refresh(client, twice), "invalid_grant")
+        assert query_rows(database, "SELECT revoked_at IS NOT NULL FROM grants WHERE id = ?", (grant,))[0][0] in (1, "t")
+        # A forged tag is refused, and ends nothing.
+        fresh = UserAgent(family_at).tokens(client, user, scope="openid offline_access")["refresh_token"]
+        parts = fresh.split(".")
+        forged = ".".join([parts[0], "0", parts[2], "A" * len(parts[3])])
+        assert_oauth_error(stored_at.refresh(client, forged), "invalid_grant")
+        assert_tokens(family_at.refresh(client, fresh))
+    finally:
+        stored_node.stop()
 
 
 def test_a_rotated_key_is_used_and_published_by_every_node(cluster):

@@ -123,14 +123,15 @@ class PostgresCluster:
 
     def restart_cutting_a_statement(self, database: str) -> None:
         """`restart("fast")` at a moment when a node's statement is sure to be in flight: a session
-        of the test's own locks `refresh_tokens` against writes, the restart waits (at most five
-        seconds) until a refresh of the load is queued behind that lock, and then cuts both."""
+        of the test's own locks `grants` against writes (a refresh rotates its family on its
+        grant's row), the restart waits (at most five seconds) until a refresh of the load is
+        queued behind that lock, and then cuts both."""
         # Named, so that the holder's own wait for the lock (while a node's write holds it) isn't
         # taken for a node's statement queued behind it.
         holder = subprocess.Popen([str(self.bin / "psql"), self.url(database) + "&application_name=outage-lock-holder", "-X", "-q"],
                                   stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
         try:
-            holder.stdin.write("BEGIN;\nLOCK TABLE refresh_tokens IN EXCLUSIVE MODE;\nSELECT pg_sleep(30);\n")
+            holder.stdin.write("BEGIN;\nLOCK TABLE grants IN EXCLUSIVE MODE;\nSELECT pg_sleep(30);\n")
             holder.stdin.flush()
             waiting = ("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
                        "AND wait_event_type = 'Lock' AND pid <> pg_backend_pid() AND application_name <> 'outage-lock-holder'")

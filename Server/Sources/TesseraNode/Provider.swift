@@ -40,10 +40,12 @@ public final class Provider: Sendable {
             try await keys.start()
             let pairwiseSecret = try await store.setting("pairwise_secret") { SecureRandom.token() }
             let csrfSecret = try await store.setting("csrf_secret") { SecureRandom.token(bytes: 32) }
+            let refreshTokenKey = try await store.setting("refresh_token_key") { SecureRandom.token(bytes: 32) }
             let infrastructure = ServiceInfrastructure(mailTransport: try mailTransport(configuration, logger: logger),
                                                        httpTransport: AsyncHTTPClientTransport(), hashingThreads: NIOHashingThreads())
             let services = try Services(configuration: configuration, store: store, infrastructure: infrastructure, keys: keys,
-                                        pairwiseSecret: pairwiseSecret, csrfSecret: csrfSecret, secretBox: masterKey.box, clock: clock,
+                                        pairwiseSecret: pairwiseSecret, refreshTokenKey: refreshTokenKey, csrfSecret: csrfSecret,
+                                        secretBox: masterKey.box, clock: clock,
                                         logger: logger)
             try await services.federation.sealStoredTokens()
             return Provider(store: store, services: services)

@@ -496,6 +496,16 @@ package enum Migrations {
             "CREATE INDEX revoked_access_tokens_expiry ON revoked_access_tokens (expires_at)",
             "CREATE INDEX grants_user ON grants (user_id)",
         ]),
+        // A family's current refresh token on its grant's row (`FamilyTokens`): a rotation writes
+        // that row alone. No index: the token names its grant. Tokens issued before keep their
+        // rows in refresh_tokens until they expire.
+        Migration(version: 25, name: "family_tokens", statements: [
+            "ALTER TABLE grants ADD COLUMN refresh_token_hash TEXT",
+            "ALTER TABLE grants ADD COLUMN refresh_generation BIGINT NOT NULL DEFAULT 0",
+            "ALTER TABLE grants ADD COLUMN refresh_expires_at BIGINT",
+            "ALTER TABLE grants ADD COLUMN refresh_predecessor BIGINT",
+            "ALTER TABLE grants ADD COLUMN refresh_rotated_at BIGINT",
+        ]),
     ]
 
     /// PostgreSQL's advisory-lock key for migrations (a fixed number, "tessera" in ASCII).

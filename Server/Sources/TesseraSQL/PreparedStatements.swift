@@ -17,8 +17,7 @@ struct RefreshTokenRotation: PostgresPreparedStatement {
             WHERE t.token_hash = $2 AND t.client_id = $3 AND t.used_at IS NULL AND t.expires_at > $1
                 AND g.id = t.grant_id AND g.revoked_at IS NULL AND g.expires_at > $1 AND g.device_session_id IS NULL
                 AND u.id = g.user_id AND u.disabled_at IS NULL
-            RETURNING \(SQLStore.grantColumns.map { "g.\($0) AS grant_\($0)" }.joined(separator: ", ")),
-                \(SQLStore.userColumns.map { "u.\($0)" }.joined(separator: ", "))),
+            RETURNING \(grantAndUser)),
         successor AS (
             INSERT INTO refresh_tokens (token_hash, grant_id, client_id, created_at, expires_at, replaces)
             SELECT $4, grant_id, $3, $1, LEAST($5, grant_expires_at), $2
@@ -46,6 +45,10 @@ struct RefreshTokenRotation: PostgresPreparedStatement {
 
     func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
 
+    /// What a rotation returns of grant `g` and user `u`: the grant's columns (prefixed), then the user's.
+    static let grantAndUser = SQLStore.grantColumns.map { "g.\($0) AS grant_\($0)" }.joined(separator: ", ") + ", "
+        + SQLStore.userColumns.map { "u.\($0)" }.joined(separator: ", ")
+
     /// Where the grant's columns are in a row (first, in ``SQLStore/grantColumns``' order), and the user's (after them).
     static let grantPositions = positions(SQLStore.grantColumns, from: 0)
     static let userPositions = positions(SQLStore.userColumns, from: SQLStore.grantColumns.count)
@@ -53,6 +56,46 @@ struct RefreshTokenRotation: PostgresPreparedStatement {
     private static func positions(_ columns: [String], from start: Int) -> [String: Int] {
         Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($1, start + $0) })
     }
+}
+
+/// A ``FamilyToken``'s common rotation on PostgreSQL in one statement, prepared once per
+/// connection: its grant's row, when the token is the family's current one, takes the successor
+/// (the next generation); the grant and its user are returned side by side, as
+/// ``RefreshTokenRotation`` returns them. One row written, and none of its indexed columns, so
+/// PostgreSQL can update it in place (no index written).
+struct FamilyTokenRotation: PostgresPreparedStatement {
+    static let name = "tessera_family_token_rotation"
+    static let sql = """
+        UPDATE grants AS g SET refresh_token_hash = $4, refresh_generation = g.refresh_generation + 1,
+            refresh_expires_at = LEAST($5, g.expires_at), refresh_predecessor = g.refresh_generation, refresh_rotated_at = $1
+        FROM users AS u
+        WHERE g.id = $6 AND g.refresh_token_hash = $2 AND g.client_id = $3 AND g.refresh_expires_at > $1
+            AND g.revoked_at IS NULL AND g.expires_at > $1 AND g.device_session_id IS NULL
+            AND u.id = g.user_id AND u.disabled_at IS NULL
+        RETURNING \(RefreshTokenRotation.grantAndUser)
+        """
+    typealias Row = PostgresRow
+
+    let now: Int64
+    let tokenHash: String
+    let clientID: String
+    let successorHash: String
+    /// The successor's expiry before its grant's caps it.
+    let successorExpiry: Int64
+    let grantID: String
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 6)
+        bindings.append(now)
+        bindings.append(tokenHash)
+        bindings.append(clientID)
+        bindings.append(successorHash)
+        bindings.append(successorExpiry)
+        bindings.append(grantID)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
 }
 
 /// One table's columns among a row's cells, by the position its statement gives each: a cell is

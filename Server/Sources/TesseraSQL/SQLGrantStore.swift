@@ -47,13 +47,17 @@ extension SQLStore: GrantStore {
 
     static func insertGrant(_ grant: Grant, refreshToken: RefreshTokenRecord?, on db: any SQLDatabase) async throws {
         let claims = try grant.claims.map(jsonText)
+        // A family token is kept on the grant's row; another has a row of its own.
+        let family = refreshToken?.generation != nil ? refreshToken : nil
         try await db.raw("""
-            INSERT INTO grants (id, client_id, user_id, scope, claims, auth_time, amr, sid, created_at, expires_at, device_session_id)
+            INSERT INTO grants (id, client_id, user_id, scope, claims, auth_time, amr, sid, created_at, expires_at, device_session_id,
+                refresh_token_hash, refresh_generation, refresh_expires_at)
             VALUES (\(bind: grant.id), \(bind: grant.clientID), \(bind: grant.userID), \(bind: grant.scope.description), \(bind: claims),
                 \(bind: grant.authTime), \(bind: grant.amr.joined(separator: " ")), \(bind: grant.sid),
-                \(bind: grant.createdAt), \(bind: grant.expiresAt), \(bind: grant.deviceSessionID))
+                \(bind: grant.createdAt), \(bind: grant.expiresAt), \(bind: grant.deviceSessionID),
+                \(bind: family?.tokenHash), \(bind: family?.generation ?? 0), \(bind: family?.expiresAt))
             """).run()
-        if let refreshToken { try await insertRefreshToken(refreshToken, now: grant.createdAt, on: db) }
+        if let refreshToken, family == nil { try await insertRefreshToken(refreshToken, now: grant.createdAt, on: db) }
     }
 
     static func insertRefreshToken(_ token: RefreshTokenRecord, now: Int64, replacing predecessor: String? = nil,
@@ -99,6 +103,39 @@ extension SQLStore: GrantStore {
                 UPDATE refresh_tokens SET used_at = \(bind: now)
                 WHERE grant_id = \(bind: grantID) AND replaces = \(bind: tokenHash) AND used_at IS NULL RETURNING token_hash
                 """).first() != nil
+        }
+    }
+
+    public func settledFamily(grantID: String) async throws -> FamilyTokenState? {
+        try await database.withDatabase { db in
+            // A no-op write, as in settledRefreshToken: it waits for a rotation under way elsewhere.
+            guard let row = try await db.raw("""
+                UPDATE grants SET refresh_generation = refresh_generation WHERE id = \(bind: grantID)
+                RETURNING client_id, refresh_token_hash, refresh_generation, refresh_expires_at, refresh_predecessor, refresh_rotated_at
+                """).first() else { return nil }
+            return FamilyTokenState(clientID: try row.string("client_id"), tokenHash: try row.optionalString("refresh_token_hash"),
+                                    generation: try row.int("refresh_generation"), expiresAt: try row.optionalInt("refresh_expires_at") ?? 0,
+                                    predecessor: try row.optionalInt("refresh_predecessor"), rotatedAt: try row.optionalInt("refresh_rotated_at"))
+        }
+    }
+
+    public func replaceFamilyToken(_ token: RefreshTokenRecord, generation: Int64, predecessor: Int64, rotatedAt: Int64) async throws {
+        try await database.withDatabase { db in
+            try await db.raw("""
+                UPDATE grants SET refresh_token_hash = \(bind: token.tokenHash), refresh_generation = \(bind: generation),
+                    refresh_expires_at = \(bind: token.expiresAt), refresh_predecessor = \(bind: predecessor), refresh_rotated_at = \(bind: rotatedAt)
+                WHERE id = \(bind: token.grantID)
+                """).run()
+        }
+    }
+
+    public func familyTokenGrant(grantID: String, tokenHash: String, now: Int64) async throws -> (grant: Grant, expiresAt: Int64)? {
+        try await database.withDatabase { db in
+            guard let row = try await db.raw("""
+                SELECT * FROM grants WHERE id = \(bind: grantID) AND refresh_token_hash = \(bind: tokenHash)
+                    AND refresh_expires_at > \(bind: now) AND revoked_at IS NULL AND expires_at > \(bind: now)
+                """).first() else { return nil }
+            return (try Self.grant(row), try row.int("refresh_expires_at"))
         }
     }
 

@@ -30,10 +30,58 @@ extension SQLStore {
             let rotation = RefreshTokenRotation(now: now, tokenHash: tokenHash, clientID: clientID, successorHash: successor.tokenHash,
                                                 successorExpiry: now + successor.lifetime)
             guard let row = try await connection.rows(of: rotation).first else { return nil }
-            let cells = Array(row)
-            return (try Self.grant(columns: PostgresCells(cells: cells, positions: RefreshTokenRotation.grantPositions)),
-                    try Self.user(columns: PostgresCells(cells: cells, positions: RefreshTokenRotation.userPositions)))
+            return try Self.grantAndUser(row)
         }
+    }
+
+    public func rotateFamilyTokenAtOnce(grantID: String, tokenHash: String, clientID: String, successor: PendingRefreshToken,
+                                        clock: WallClock) async throws -> (grant: Grant, user: User)? {
+        if database.writesInCommonTableExpressions {
+            return try await database.withDatabase { db in
+                guard let connection = db as? WatchedConnection else { return nil }
+                let now = clock.now()
+                let rotation = FamilyTokenRotation(now: now, tokenHash: tokenHash, clientID: clientID, successorHash: successor.tokenHash,
+                                                   successorExpiry: now + successor.lifetime, grantID: grantID)
+                guard let row = try await connection.rows(of: rotation).first else { return nil }
+                return try Self.grantAndUser(row)
+            }
+        }
+        // SQLite: the same write, then the user, in a transaction on the calling thread. The user
+        // is checked after the write, which a disabled one rolls back: a subquery in the write's
+        // WHERE would cost SQLite a statement journal (a temporary file and its page cache,
+        // made and dropped at every refresh).
+        do {
+            let rotated: (grant: Grant, user: User)?? = try await database.transactionHere { db in
+                let now = clock.now()
+                guard let row = try await db.raw("""
+                    UPDATE grants SET refresh_token_hash = \(bind: successor.tokenHash), refresh_generation = refresh_generation + 1,
+                        refresh_expires_at = MIN(\(bind: now + successor.lifetime), expires_at), refresh_predecessor = refresh_generation,
+                        refresh_rotated_at = \(bind: now)
+                    WHERE id = \(bind: grantID) AND refresh_token_hash = \(bind: tokenHash) AND client_id = \(bind: clientID)
+                        AND refresh_expires_at > \(bind: now) AND revoked_at IS NULL AND expires_at > \(bind: now) AND device_session_id IS NULL
+                    RETURNING *
+                    """).first() else { return nil }
+                let grant = try Self.grant(row)
+                guard let userID = grant.userID, let found = try await db.raw("SELECT * FROM users WHERE id = \(bind: userID)").first(),
+                      case let user = try Self.user(found), !user.isDisabled else {
+                    throw DeclinedRotation()
+                }
+                return (grant, user)
+            }
+            return rotated ?? nil
+        } catch is DeclinedRotation {
+            return nil
+        }
+    }
+
+    /// Rolls back a rotation at once whose user can't have tokens: the transaction decides.
+    private struct DeclinedRotation: Error {}
+
+    /// The grant and user of a rotation's row (``RefreshTokenRotation``, ``FamilyTokenRotation``).
+    private static func grantAndUser(_ row: PostgresRow) throws -> (grant: Grant, user: User) {
+        let cells = Array(row)
+        return (try grant(columns: PostgresCells(cells: cells, positions: RefreshTokenRotation.grantPositions)),
+                try user(columns: PostgresCells(cells: cells, positions: RefreshTokenRotation.userPositions)))
     }
 
     /// The columns of `grants`, as ``grant(_:)`` reads them.

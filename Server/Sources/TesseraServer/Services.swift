@@ -88,7 +88,8 @@ public final class Services: Sendable {
 
     /// The services over `store`, running on `infrastructure`.
     package init(configuration: ServerConfiguration, store: any ServiceStores, infrastructure: ServiceInfrastructure, keys: KeyRing,
-                 pairwiseSecret: String, csrfSecret: String, secretBox: SecretBox, clock: WallClock, logger: Logger) throws {
+                 pairwiseSecret: String, refreshTokenKey: String, csrfSecret: String, secretBox: SecretBox, clock: WallClock,
+                 logger: Logger) throws {
         self.configuration = configuration
         self.issuer = configuration.issuerURL
         self.keys = keys
@@ -100,7 +101,9 @@ public final class Services: Sendable {
         audit = AuditTrail(store: store, clock: clock, logger: logger)
         tokenIssuer = TokenIssuer(issuer: issuer, keys: keys, clock: clock, accessTokenLifetime: configuration.accessTokenLifetime,
                                   idTokenLifetime: configuration.idTokenLifetime,
-                                  refreshTokenLifetime: configuration.refreshTokenLifetime, pairwiseSecret: pairwiseSecret)
+                                  refreshTokenLifetime: configuration.refreshTokenLifetime, pairwiseSecret: pairwiseSecret,
+                                  familyTokens: FamilyTokens(key: refreshTokenKey),
+                                  issuesFamilyTokens: !configuration.storedRefreshTokens)
         authorizer = Authorizer(issuer: issuer, clients: store, users: store, consents: store, interactions: store, grants: store,
                                 crossApp: store, factors: store, keys: keys, tokenIssuer: tokenIssuer, clock: clock,
                                 codeLifetime: configuration.authorizationCodeLifetime,

@@ -43,7 +43,8 @@ struct AuthorizationHarness {
                            clock: clock)
         try await keys.start()
         return TokenIssuer(issuer: "https://id.example", keys: keys, clock: clock, accessTokenLifetime: 300, idTokenLifetime: 300,
-                           refreshTokenLifetime: 3600, pairwiseSecret: "pairwise")
+                           refreshTokenLifetime: 3600, pairwiseSecret: "pairwise", familyTokens: FamilyTokens(key: "family-token-key"),
+                           issuesFamilyTokens: true)
     }
 
     /// A valid request's parameters for `client`, with `extra` ones.

@@ -69,6 +69,10 @@ public struct ServerConfiguration: Sendable {
     /// How long after its rotation a refresh token may be presented again by a client retrying a
     /// refresh whose answer it never got (seconds; 0: never).
     public var refreshTokenReuseInterval: Int64 = 0
+    /// Whether new grants get refresh tokens with rows of their own (`refresh_tokens`), which
+    /// nodes of releases before family tokens rotate too, rather than ``FamilyToken``s: for the
+    /// time of a rolling upgrade from such a release.
+    public var storedRefreshTokens = false
     public var sessionLifetime: Int64 = 7 * 86_400
     /// How recent a sign-in must be to delete the account or connect an identity (seconds).
     public var reauthenticateAfter: Int64 = 600

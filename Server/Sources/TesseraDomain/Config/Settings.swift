@@ -69,6 +69,12 @@ extension Setting {
                       + "retired and another issued. Once the successor is used, or after this interval, a second "
                       + "presentation revokes the whole family. 0 (the default) allows no retry; at most 5m. See "
                       + "[deployment.md](deployment.md#losing-a-node)"),
+        .boolean("stored-refresh-tokens", \.storedRefreshTokens, kind: .flag,
+                 "Issue refresh tokens that nodes of earlier releases can rotate (a rolling upgrade).",
+                 details: "new grants get refresh tokens kept in rows of their own, as releases before family tokens issued "
+                     + "them, instead of family tokens (kept on their grant's row), which those releases can't rotate: set it "
+                     + "on the upgraded nodes while nodes of such a release still serve, and remove it once none does. See "
+                     + "[deployment.md](deployment.md#migrations-and-upgrades)"),
         .duration("authorization-code-lifetime", \.authorizationCodeLifetime, "Lifetime of authorization codes."),
         .duration("pushed-request-lifetime", \.pushedRequestLifetime, "Lifetime of a pushed request's request_uri (RFC 9126).",
                   details: "how long a pushed authorization request's request_uri works: also the time a person has to approve "

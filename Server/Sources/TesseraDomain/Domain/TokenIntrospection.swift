@@ -44,7 +44,7 @@ package struct TokenIntrospection: Sendable {
             answer["token_type"] = "Bearer"
             return answer
         }
-        guard let (grant, expiry) = try await grants.refreshTokenGrant(tokenHash: RefreshTokenKey.key(token), now: clock.now()),
+        guard let (grant, expiry) = try await refreshTokenGrant(token, now: clock.now()),
               grant.clientID == client.id else { return Self.inactive }
         var answer: [String: JSONValue] = ["active": true, "token_type": "refresh_token", "client_id": .string(grant.clientID),
                                            "scope": .string(grant.scope.description), "exp": .int(expiry), "iss": .string(issuer)]
@@ -61,11 +61,20 @@ package struct TokenIntrospection: Sendable {
     package func revoke(_ token: String, by client: Client) async throws {
         if let group = client.deviceSSOGroup, let deviceSessions, try await deviceSessions.end(secret: token, group: group) { return }
         let now = clock.now()
-        if let (grant, _) = try await grants.refreshTokenGrant(tokenHash: RefreshTokenKey.key(token), now: now) {
+        if let (grant, _) = try await refreshTokenGrant(token, now: now) {
             if grant.clientID == client.id { try await grants.revokeGrant(id: grant.id, now: now) }
         } else if let validated = try? await accessTokens.validate(token), validated.clientID == client.id,
                   let jti = validated.token.jwtID, let expiry = validated.token.expiresAt {
             try await grants.revokeAccessToken(jti: jti, expiresAt: expiry)
         }
+    }
+
+    /// The grant of a live refresh token of either kind, and the token's expiry.
+    private func refreshTokenGrant(_ token: String, now: Int64) async throws -> (grant: Grant, expiresAt: Int64)? {
+        guard FamilyTokens.isFamilyFormat(token) else {
+            return try await grants.refreshTokenGrant(tokenHash: RefreshTokenKey.key(token), now: now)
+        }
+        guard let family = tokenIssuer.familyTokens.parse(token) else { return nil }
+        return try await grants.familyTokenGrant(grantID: family.grantID, tokenHash: tokenHash(token), now: now)
     }
 }

@@ -13,9 +13,14 @@ public struct TokenIssuer: Sendable {
     let refreshTokenLifetime: Int64
     /// Salt for pairwise subject identifiers.
     let pairwiseSecret: String
+    /// Refresh tokens whose family keeps only its current one, on its grant's row.
+    package let familyTokens: FamilyTokens
+    /// Whether new grants get ``FamilyToken``s (else tokens with rows of their own, which nodes
+    /// of earlier releases can rotate too).
+    let issuesFamilyTokens: Bool
 
     package init(issuer: String, keys: KeyRing, clock: WallClock, accessTokenLifetime: Int64, idTokenLifetime: Int64,
-                 refreshTokenLifetime: Int64, pairwiseSecret: String) {
+                 refreshTokenLifetime: Int64, pairwiseSecret: String, familyTokens: FamilyTokens, issuesFamilyTokens: Bool) {
         self.issuer = issuer
         self.keys = keys
         self.clock = clock
@@ -23,6 +28,8 @@ public struct TokenIssuer: Sendable {
         self.idTokenLifetime = idTokenLifetime
         self.refreshTokenLifetime = refreshTokenLifetime
         self.pairwiseSecret = pairwiseSecret
+        self.familyTokens = familyTokens
+        self.issuesFamilyTokens = issuesFamilyTokens
     }
 
     /// The `sub` a client sees for a user: the user id, or a pairwise identifier
@@ -94,10 +101,16 @@ public struct TokenIssuer: Sendable {
         return Base64URL.encode(digest.prefix(digest.count / 2))
     }
 
-    /// A new refresh token and the record that stores its hash.
+    /// A new grant's first refresh token and the record that stores its hash.
     func refreshToken(grantID: String, clientID: String, notAfter: Int64) -> (token: String, record: RefreshTokenRecord) {
-        let made = pendingRefreshToken()
+        let made = issuesFamilyTokens ? familyToken(grantID: grantID, generation: 0) : pendingRefreshToken()
         return (made.token, made.pending.record(grantID: grantID, clientID: clientID, rotatedAt: clock.now(), notAfter: notAfter))
+    }
+
+    /// A token of `grantID`'s family at `generation`, made before the rotation that records it.
+    func familyToken(grantID: String, generation: Int64) -> (token: String, pending: PendingRefreshToken) {
+        let token = familyTokens.make(grantID: grantID, generation: generation)
+        return (token, PendingRefreshToken(tokenHash: tokenHash(token), lifetime: refreshTokenLifetime, generation: generation))
     }
 
     /// A refresh token for a rotation, made before its grant is read (its expiry is settled at

@@ -29,6 +29,12 @@ public struct RefreshTokenGrant: TokenGrant {
         }
         let requested = parameters["scope"].map { ScopeSet(parsing: $0) }
         let issuer = tokens.issuer
+        if FamilyTokens.isFamilyFormat(token) {
+            // Refused before the database is asked when its tag is wrong.
+            guard let family = issuer.familyTokens.parse(token) else { throw Self.invalidToken }
+            return try await exchange(family, tokenHash: tokenHash(token), requested: requested, client: client)
+        }
+        // A token with a row of its own (issued before family tokens, or by a node told not to issue them).
         let presented = RefreshTokenKey.key(token)
         // The successor is made once, whichever way the rotation goes.
         let successor = issuer.pendingRefreshToken()
@@ -50,7 +56,8 @@ public struct RefreshTokenGrant: TokenGrant {
         // at once: a refresh then moves between no threads (the database's thread, the signing
         // threads and back to the loop cost more than its statements).
         let minted = NIOLockedValueBox<Minted?>(nil)
-        let makeSuccessor = successorMaker(requested: requested, successor: successor, client: client, minted: minted)
+        let make = successorMaker(requested: requested, client: client, minted: minted) { _, _ in successor }
+        let makeSuccessor: @Sendable (Grant, any TransactionStores) async throws -> RefreshTokenRecord = { try await make($0, nil, $1) }
         if let outcome = try await families.rotateHere(tokenHash: presented, clientID: client.id, clock: clock,
                                                        reuseInterval: reuseInterval, makeSuccessor: makeSuccessor) {
             return try answer(outcome, minted: minted, client: client)
@@ -64,21 +71,55 @@ public struct RefreshTokenGrant: TokenGrant {
         }
     }
 
+    /// A ``FamilyToken``'s exchange: the same two ways as a stored token's, on its grant's row.
+    private func exchange(_ family: FamilyToken, tokenHash presented: String, requested: ScopeSet?, client: Client) async throws -> TokenResponse {
+        let issuer = tokens.issuer
+        if requested == nil {
+            let successor = issuer.familyToken(grantID: family.grantID, generation: family.generation + 1)
+            if let (grant, user) = try await families.rotateAtOnce(family, tokenHash: presented, clientID: client.id,
+                                                                   successor: successor.pending, clock: clock) {
+                return try tokens.signedResponse(grant: grant, user: user, client: client, scope: grant.scope, nonce: nil,
+                                                 refreshToken: successor.token)
+            }
+        }
+        // The successor's generation is the family's next, which only the transaction knows (a
+        // retry skips the one it retires).
+        let minted = NIOLockedValueBox<Minted?>(nil)
+        let make = successorMaker(requested: requested, client: client, minted: minted) { grant, generation in
+            issuer.familyToken(grantID: grant.id, generation: generation ?? 0)
+        }
+        let makeSuccessor: FamilySuccessorMaker = { try await make($0, $1, $2) }
+        if let outcome = try await families.rotateHere(family, tokenHash: presented, clientID: client.id, clock: clock,
+                                                       reuseInterval: reuseInterval, makeSuccessor: makeSuccessor) {
+            return try answer(outcome, minted: minted, client: client)
+        }
+        return try await withTaskExecutorPreference(SigningThreads.executor) {
+            let outcome = try await families.rotate(family, tokenHash: presented, clientID: client.id, clock: clock,
+                                                    reuseInterval: reuseInterval, makeSuccessor: makeSuccessor)
+            return try answer(outcome, minted: minted, client: client)
+        }
+    }
+
     /// What the rotation's transaction runs for a token it took: the scope (narrowed as `requested`
     /// asks), and everything the answer needs (UserGrantTokens.account), read in the transaction
-    /// and kept in `minted`; the successor's record.
-    private func successorMaker(requested: ScopeSet?, successor: (token: String, pending: PendingRefreshToken), client: Client,
-                                minted: NIOLockedValueBox<Minted?>) -> @Sendable (Grant, any TransactionStores) async throws -> RefreshTokenRecord {
+    /// and kept in `minted`; the successor (`successor` makes it for the grant and, for a family
+    /// token, its generation) and its record.
+    private func successorMaker(requested: ScopeSet?, client: Client, minted: NIOLockedValueBox<Minted?>,
+                                successor: @escaping @Sendable (Grant, Int64?) -> (token: String, pending: PendingRefreshToken))
+        -> @Sendable (Grant, Int64?, any TransactionStores) async throws -> RefreshTokenRecord {
         let deviceSessions = deviceSessions, clock = clock
-        return { grant, tx in
+        return { grant, generation, tx in
             let scope: ScopeSet
             do { scope = try ScopePolicy.refresh(requested, granted: grant.scope) } catch let refusal as ScopeRefusal { throw refusal.oauthError }
             let user = try await UserGrantTokens.account(grant.userID, in: tx)
             let dsHash = try await deviceSessions?.dsHash(of: grant, in: tx)
-            minted.withLockedValue { $0 = Minted(token: successor.token, scope: scope, user: user, dsHash: dsHash) }
-            return successor.pending.record(grantID: grant.id, clientID: client.id, rotatedAt: clock.now(), notAfter: grant.expiresAt)
+            let made = successor(grant, generation)
+            minted.withLockedValue { $0 = Minted(token: made.token, scope: scope, user: user, dsHash: dsHash) }
+            return made.pending.record(grantID: grant.id, clientID: client.id, rotatedAt: clock.now(), notAfter: grant.expiresAt)
         }
     }
+
+    static let invalidToken = OAuthError.invalidGrant("The refresh token is invalid, expired or was issued to another client.")
 
     /// The answer to a rotation's outcome: the tokens it rotated to, signed on the calling thread.
     private func answer(_ outcome: RefreshRotation, minted: NIOLockedValueBox<Minted?>, client: Client) throws -> TokenResponse {
@@ -91,7 +132,7 @@ public struct RefreshTokenGrant: TokenGrant {
             Signals.refreshReuse()
             throw OAuthError.invalidGrant("The refresh token was already used; every token of this grant is revoked.")
         case .invalid:
-            throw OAuthError.invalidGrant("The refresh token is invalid, expired or was issued to another client.")
+            throw Self.invalidToken
         }
     }
 }

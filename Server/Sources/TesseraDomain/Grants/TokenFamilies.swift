@@ -116,6 +116,80 @@ package struct TokenFamilies: Sendable {
                          makeSuccessor: { grant, _ in try makeSuccessor(grant) })
     }
 
+    // MARK: Family tokens
+
+    /// ``rotate(tokenHash:clientID:clock:reuseInterval:makeSuccessor:)`` for a ``FamilyToken``
+    /// (`tokenHash` is its hash), whose family keeps its current token on the grant's row:
+    /// `makeSuccessor` makes the successor of the generation it is given. The same rules, read
+    /// from the row: the current token is rotated; the one it replaced may be presented again
+    /// within `reuseInterval` seconds of that rotation (its successor, the current token, is then
+    /// retired and another issued); any other token of an earlier generation was used, and
+    /// presenting it revokes the family.
+    package func rotate(_ token: FamilyToken, tokenHash: String, clientID: String, clock: WallClock, reuseInterval: Int64,
+                        makeSuccessor: @escaping FamilySuccessorMaker) async throws -> RefreshRotation {
+        try await store.transaction { tx in
+            try await Self.rotation(token, tokenHash: tokenHash, clientID: clientID, clock: clock, reuseInterval: reuseInterval,
+                                    makeSuccessor, in: tx)
+        }
+    }
+
+    /// ``rotate(_:tokenHash:clientID:clock:reuseInterval:makeSuccessor:)`` on the calling thread,
+    /// where the database can begin its transaction there at once; nil, having changed nothing,
+    /// where it can't.
+    package func rotateHere(_ token: FamilyToken, tokenHash: String, clientID: String, clock: WallClock, reuseInterval: Int64,
+                            makeSuccessor: @escaping FamilySuccessorMaker) async throws -> RefreshRotation? {
+        try await store.transactionHere { tx in
+            try await Self.rotation(token, tokenHash: tokenHash, clientID: clientID, clock: clock, reuseInterval: reuseInterval,
+                                    makeSuccessor, in: tx)
+        }
+    }
+
+    /// The common rotation of a family token (its family's current one, presented once) at once
+    /// where the database can (``StoreTransactions/rotateFamilyTokenAtOnce(grantID:tokenHash:clientID:successor:clock:)``):
+    /// the grant and its user, or nil when it took nothing.
+    package func rotateAtOnce(_ token: FamilyToken, tokenHash: String, clientID: String, successor: PendingRefreshToken,
+                              clock: WallClock) async throws -> (grant: Grant, user: User)? {
+        try await store.rotateFamilyTokenAtOnce(grantID: token.grantID, tokenHash: tokenHash, clientID: clientID, successor: successor,
+                                                clock: clock)
+    }
+
+    private static func rotation(_ token: FamilyToken, tokenHash: String, clientID: String, clock: WallClock, reuseInterval: Int64,
+                                 _ makeSuccessor: FamilySuccessorMaker, in tx: any TransactionStores) async throws -> RefreshRotation {
+        let now = clock.now()
+        // Another client's grant says nothing about this client's tokens.
+        guard let family = try await tx.settledFamily(grantID: token.grantID), family.clientID == clientID,
+              let current = family.tokenHash else {
+            return .invalid
+        }
+        if constantTimeEquals(Array(current.utf8), Array(tokenHash.utf8)) {
+            guard family.expiresAt > now else { return .invalid }
+            return try await replace(token.grantID, family, predecessor: token.generation, rotatedAt: now, now: now, makeSuccessor, in: tx)
+        }
+        // A token of a later generation, or another of the current one, was never issued.
+        guard token.generation < family.generation else { return .invalid }
+        if reuseInterval > 0, token.generation == family.predecessor, let rotatedAt = family.rotatedAt, now - rotatedAt < reuseInterval,
+           family.expiresAt > now {
+            // A retry of a refresh whose answer was lost: its successor, the current token, had
+            // not been used (the family would have moved on), so it is retired and another
+            // takes its place, as the successor of the same rotation.
+            return try await replace(token.grantID, family, predecessor: token.generation, rotatedAt: rotatedAt, now: now,
+                                     makeSuccessor, in: tx)
+        }
+        // Reuse revokes the whole family.
+        try await tx.revokeGrant(id: token.grantID, now: now)
+        return .reused
+    }
+
+    /// Issues the next generation of a family token when its grant still holds.
+    private static func replace(_ grantID: String, _ family: FamilyTokenState, predecessor: Int64, rotatedAt: Int64, now: Int64,
+                                _ makeSuccessor: FamilySuccessorMaker, in tx: any TransactionStores) async throws -> RefreshRotation {
+        guard let grant = try await tx.grant(id: grantID), grant.revokedAt == nil, grant.expiresAt > now else { return .invalid }
+        let generation = family.generation + 1
+        let successor = try await makeSuccessor(grant, generation, tx)
+        try await tx.replaceFamilyToken(successor, generation: generation, predecessor: predecessor, rotatedAt: rotatedAt)
+        return .rotated(grant)
+    }
+
     /// Issues the successor of a token just taken, when its grant still holds.
     private static func replace(_ tokenHash: String, grantID: String, now: Int64,
                                 _ makeSuccessor: @Sendable (Grant, any TransactionStores) async throws -> RefreshTokenRecord,
@@ -162,3 +236,6 @@ package struct TokenFamilies: Sendable {
         }
     }
 }
+
+/// Makes a family token's successor of the given generation for its grant, in the rotation's transaction.
+package typealias FamilySuccessorMaker = @Sendable (Grant, _ generation: Int64, any TransactionStores) async throws -> RefreshTokenRecord

@@ -7,12 +7,16 @@ public struct RefreshTokenRecord: Sendable {
     public var grantID: String
     public var clientID: String
     public var expiresAt: Int64
+    /// A ``FamilyToken``'s generation: the token is its grant's current one, kept on the grant's
+    /// row. Nil for a token of a row of its own (`refresh_tokens`).
+    public var generation: Int64?
 
-    package init(tokenHash: String, grantID: String, clientID: String, expiresAt: Int64) {
+    package init(tokenHash: String, grantID: String, clientID: String, expiresAt: Int64, generation: Int64? = nil) {
         self.tokenHash = tokenHash
         self.grantID = grantID
         self.clientID = clientID
         self.expiresAt = expiresAt
+        self.generation = generation
     }
 }
 
@@ -22,15 +26,19 @@ public struct PendingRefreshToken: Sendable {
     public var tokenHash: String
     /// Seconds it lives from its rotation; never past its grant's expiry.
     public var lifetime: Int64
+    /// A ``FamilyToken``'s generation; nil for a token of a row of its own.
+    public var generation: Int64?
 
-    package init(tokenHash: String, lifetime: Int64) {
+    package init(tokenHash: String, lifetime: Int64, generation: Int64? = nil) {
         self.tokenHash = tokenHash
         self.lifetime = lifetime
+        self.generation = generation
     }
 
     /// The record of it as the successor in `grantID`'s family, rotated at `rotatedAt`.
     package func record(grantID: String, clientID: String, rotatedAt: Int64, notAfter: Int64) -> RefreshTokenRecord {
-        RefreshTokenRecord(tokenHash: tokenHash, grantID: grantID, clientID: clientID, expiresAt: min(rotatedAt + lifetime, notAfter))
+        RefreshTokenRecord(tokenHash: tokenHash, grantID: grantID, clientID: clientID, expiresAt: min(rotatedAt + lifetime, notAfter),
+                           generation: generation)
     }
 }
 
@@ -64,6 +72,30 @@ public struct SettledRefreshToken: Sendable, Equatable {
     }
 }
 
+/// A family's current refresh token as its grant's row keeps it (``FamilyToken``), once no
+/// rotation of it is under way.
+public struct FamilyTokenState: Sendable, Equatable {
+    public var clientID: String
+    /// The current token's hash; nil when the grant keeps none (its tokens have rows of their own).
+    public var tokenHash: String?
+    public var generation: Int64
+    /// The current token's expiry.
+    public var expiresAt: Int64
+    /// The generation of the token the current one replaced, and when: a retry with that one may
+    /// be answered within the reuse interval. Nil until the first rotation.
+    public var predecessor: Int64?
+    public var rotatedAt: Int64?
+
+    package init(clientID: String, tokenHash: String?, generation: Int64, expiresAt: Int64, predecessor: Int64?, rotatedAt: Int64?) {
+        self.clientID = clientID
+        self.tokenHash = tokenHash
+        self.generation = generation
+        self.expiresAt = expiresAt
+        self.predecessor = predecessor
+        self.rotatedAt = rotatedAt
+    }
+}
+
 /// Authorization codes, grants and refresh tokens: the token families. Primitives only, each
 /// one statement or one conditional write; what they mean together (replay, reuse, a retry,
 /// revoking a family) is decided by ``TokenFamilies``, in a transaction.
@@ -84,6 +116,14 @@ public protocol GrantStore: Sendable {
     func retireSuccessor(of tokenHash: String, grantID: String, now: Int64) async throws -> Bool
     /// Records the successor of `predecessor` in its family.
     func insertRefreshToken(_ token: RefreshTokenRecord, replacing predecessor: String?, now: Int64) async throws
+    /// The current token of `grantID`'s family, read after any rotation of it under way has
+    /// committed (and held so until the transaction ends); nil for an unknown grant.
+    func settledFamily(grantID: String) async throws -> FamilyTokenState?
+    /// Makes `token` (of `generation`) its grant's current token, replacing the one of `predecessor`
+    /// at `rotatedAt`.
+    func replaceFamilyToken(_ token: RefreshTokenRecord, generation: Int64, predecessor: Int64, rotatedAt: Int64) async throws
+    /// The grant of a family's current token and that token's expiry, while both are live.
+    func familyTokenGrant(grantID: String, tokenHash: String, now: Int64) async throws -> (grant: Grant, expiresAt: Int64)?
     func grant(id: String) async throws -> Grant?
     /// The grants not yet revoked that were made in the browser session `sid`.
     func liveGrants(sid: String) async throws -> [Grant]

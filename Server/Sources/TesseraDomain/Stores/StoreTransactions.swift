@@ -30,6 +30,15 @@ public protocol StoreTransactions: Sendable {
     /// which answers every other case (reuse, a retry, a refusal) as before, having changed nothing.
     func rotateRefreshTokenAtOnce(tokenHash: String, clientID: String, successor: PendingRefreshToken,
                                   clock: WallClock) async throws -> (grant: Grant, user: User)?
+
+    /// The common rotation of a ``FamilyToken`` at once: when `tokenHash` is the current token of
+    /// `grantID`'s family, of `clientID`, unexpired, its grant live and of no Native SSO device
+    /// session, and its user enabled, `successor` becomes the current token (of the next
+    /// generation); returns the grant and its user. One statement on PostgreSQL; on SQLite a
+    /// transaction on the calling thread when it can begin there at once. Nil when nothing was
+    /// taken or the database can't: then ``TokenFamilies`` decides in a transaction.
+    func rotateFamilyTokenAtOnce(grantID: String, tokenHash: String, clientID: String, successor: PendingRefreshToken,
+                                 clock: WallClock) async throws -> (grant: Grant, user: User)?
 }
 
 /// Every store the provider's services use: what the wiring hands them (the SQL store, on
