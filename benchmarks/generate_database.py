@@ -17,9 +17,12 @@ What it adds (issue 30: "1 M users and 10 M grants"; docs/performance.md, "The l
 - --users users `user1@example.com` ... `userN@example.com`: UUID ids, verified addresses, a small
   profile, all with one scrypt hash (PHC string at the server's default parameters, ln=15 r=8 p=3)
   of --password, so any of them can sign in;
-- --grants grants, each with one live (unused) refresh token stored under the key the server
-  gives its tokens (RefreshTokenKey: the second it was made in 8 hex digits, then the SHA-256 hex
-  of a token nobody knows: 64 random hex digits; no token value is kept), spread over the clients (weights
+- --grants grants, each with one live (unused) refresh token: a family token on the grant's row
+  (the SHA-256 hex of a token nobody knows, a generation from 1 to 200, the last rotation's
+  time), or with --stored-refresh-tokens a row of its own in refresh_tokens, as releases before
+  family tokens kept them, under the key the server gives those (RefreshTokenKey: the second it
+  was made in 8 hex digits, then the SHA-256 hex of a token nobody knows: 64 random hex digits;
+  no token value is kept), spread over the clients (weights
   3:3:2:1) and over the users (skewed: at 10 grants a user the busiest hold ~14 x that, 1 in 11 none), with
   realistic times: a live grant was made in the last 30 days and expires 30 days after (the
   default refresh-token lifetime); an --expired-share of them expired between 1 and 60 days
@@ -380,13 +383,24 @@ class Generator:
                     {created} AS created_at, {t.random_hex(11)} AS sid, n FROM {source}""")
             # The live token is the grant's latest rotation: made between the grant and now (or its end).
             token_created = self.since(17, "created_at", REFRESH_TOKEN_LIFETIME)
-            statements = staged + [f"""
-                INSERT INTO grants (id, client_id, user_id, scope, claims, auth_time, amr, sid, created_at, expires_at)
-                SELECT id, {client}, {self.user_id('u')}, {scope}, NULL, created_at, 'pwd', sid, created_at,
-                    created_at + {REFRESH_TOKEN_LIFETIME} FROM gen_grants""", f"""
-                INSERT INTO refresh_tokens (token_hash, grant_id, client_id, created_at, expires_at)
-                SELECT {t.hex(token_created, 8)} || {t.random_hex(32)}, id, {client}, {token_created},
-                    created_at + {REFRESH_TOKEN_LIFETIME} FROM gen_grants"""]
+            if self.args.stored_refresh_tokens:
+                statements = staged + [f"""
+                    INSERT INTO grants (id, client_id, user_id, scope, claims, auth_time, amr, sid, created_at, expires_at)
+                    SELECT id, {client}, {self.user_id('u')}, {scope}, NULL, created_at, 'pwd', sid, created_at,
+                        created_at + {REFRESH_TOKEN_LIFETIME} FROM gen_grants""", f"""
+                    INSERT INTO refresh_tokens (token_hash, grant_id, client_id, created_at, expires_at)
+                    SELECT {t.hex(token_created, 8)} || {t.random_hex(32)}, id, {client}, {token_created},
+                        created_at + {REFRESH_TOKEN_LIFETIME} FROM gen_grants"""]
+            else:
+                # A family token on the grant's row, as the server keeps it: the hash of a token
+                # nobody knows, rotated some number of times, the last at token_created.
+                generation = f"(1 + {r.below(18, 'n', 200)})"
+                statements = staged + [f"""
+                    INSERT INTO grants (id, client_id, user_id, scope, claims, auth_time, amr, sid, created_at, expires_at,
+                        refresh_token_hash, refresh_generation, refresh_expires_at, refresh_predecessor, refresh_rotated_at)
+                    SELECT id, {client}, {self.user_id('u')}, {scope}, NULL, created_at, 'pwd', sid, created_at,
+                        created_at + {REFRESH_TOKEN_LIFETIME}, {t.random_hex(32)}, {generation}, created_at + {REFRESH_TOKEN_LIFETIME},
+                        {generation} - 1, {token_created} FROM gen_grants"""]
             if third_party:
                 # One consent per user and third-party client, from its first grant; a later chunk's
                 # grant of the same pair finds it there.
@@ -456,6 +470,9 @@ def main():
     where.add_argument("--postgres", metavar="URL", help="a Tessera PostgreSQL database (postgres://...), already migrated; needs psql")
     parser.add_argument("--users", type=int, default=1_000_000, help="users to add (default 1,000,000)")
     parser.add_argument("--grants", type=int, default=10_000_000, help="grants to add, one refresh token each (default 10,000,000)")
+    parser.add_argument("--stored-refresh-tokens", action="store_true",
+                        help="each grant's token in a row of its own (refresh_tokens), as releases before family tokens kept "
+                             "them, rather than on the grant's row")
     parser.add_argument("--sessions", type=int, help="browser sessions to add (default: users / 10)")
     parser.add_argument("--expired-share", type=float, default=0.2,
                         help="share of grants, tokens and sessions already past the purge's horizon (default 0.2)")
