@@ -36,7 +36,8 @@ extension SQLStore {
 
     public func rotateFamilyTokenAtOnce(grantID: String, tokenHash: String, clientID: String, successor: PendingRefreshToken,
                                         clock: WallClock) async throws -> (grant: Grant, user: User)? {
-        if database.writesInCommonTableExpressions {
+        // PostgreSQL: one prepared statement.
+        if database is PostgresDatabase {
             return try await database.withDatabase { db in
                 guard let connection = db as? WatchedConnection else { return nil }
                 let now = clock.now()
