@@ -652,60 +652,68 @@ if [ "$POSTGRES" = 1 ]; then
     free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
     PORT_A=$(free_port)
     PID_A=$(start_node "$PORT_A") || die "the first PostgreSQL node did not start"; EXTRA_PIDS+=("$PID_A")
-    # Four chain sets: warm-up and measured, for one node and for two.
+    # Six chain sets: warm-up and measured, for one node, one node behind HAProxy and two nodes.
     PG_TOKENS="$WORK/refresh-tokens-pg.txt"
     python3 "$BENCH_DIR/refresh_tokens.py" "http://127.0.0.1:$PORT_A" app "$APP_SECRET" "$REDIRECT" bench@example.com bench-Passw0rd-7q \
-        "$(( TOKEN_CONNECTIONS * 4 ))" >"$PG_TOKENS" || die "could not obtain refresh tokens on PostgreSQL"
+        "$(( TOKEN_CONNECTIONS * 6 ))" >"$PG_TOKENS" || die "could not obtain refresh tokens on PostgreSQL"
     TOKENS_FILE=$PG_TOKENS
 
-    # pg_load NAME KIND URL SET: warm-up with chain set SET, then the measured load with SET+1
+    # pg_load NAME KIND URL SET: the warm-up with chain set 2 x SET, then the measured load with
+    # 2 x SET + 1 (a set is a chain a connection: a chain's tokens, once rotated, can't start another load)
     pg_load() {
         local name=$1 kind=$2 url=$3 set=$4 basic
         if [ "$kind" = client_credentials ]; then basic=$CC_BASIC; else basic=$APP_BASIC; fi
         say "load: $name"
         for part in warmup measured; do
-            local seconds=$DURATION suffix="" offset=$(( TOKEN_CONNECTIONS * (set + 1) ))
-            if [ "$part" = warmup ]; then seconds=$WARMUP; suffix=-warmup; offset=$(( TOKEN_CONNECTIONS * set )); fi
+            local seconds=$DURATION suffix="" offset=$(( TOKEN_CONNECTIONS * (2 * set + 1) ))
+            if [ "$part" = warmup ]; then seconds=$WARMUP; suffix=-warmup; offset=$(( TOKEN_CONNECTIONS * 2 * set )); fi
             run_wrk "$name$suffix" "$TOKEN_CONNECTIONS" "$TOKEN_CONNECTIONS" "$seconds" token.lua "$url" BENCH_GRANT="$kind" \
                 "BENCH_BASIC=$basic" "BENCH_TOKENS_FILE=$TOKENS_FILE" "BENCH_TOKENS_OFFSET=$offset"
         done
+        [ "$(bad_answers "$name-warmup")" = 0 ] || FAILED+=("$name (warm-up): $(bad_answers "$name-warmup") non-200 answers")
         LOAD_SHAPE[$name]="-t$TOKEN_CONNECTIONS -c$TOKEN_CONNECTIONS"
         grep -E '^BENCH' "$OUT/$name.txt" | sed 's/^/  /'
         check_load "$name"
         PG_LOADS+=("$name")
     }
+    # start_haproxy PORT...: HAProxy in front of the nodes on these ports (round robin, HTTP mode),
+    # on a port of its own (LB_PORT) once it answers
+    start_haproxy() {
+        LB_PORT=$(free_port)
+        {
+            printf 'global\n    maxconn 1000\ndefaults\n    mode http\n    timeout connect 1s\n    timeout client 30s\n    timeout server 30s\n'
+            printf 'frontend tessera\n    bind 127.0.0.1:%s\n    default_backend nodes\nbackend nodes\n    balance roundrobin\n    http-reuse always\n' "$LB_PORT"
+            local port
+            for port in "$@"; do printf '    server n%s 127.0.0.1:%s\n' "$port" "$port"; done
+        } >"$WORK/haproxy.cfg"
+        cat "$WORK/haproxy.cfg" >>"$OUT/haproxy.log"
+        "$(command -v haproxy || echo /usr/sbin/haproxy)" -db -f "$WORK/haproxy.cfg" >>"$OUT/haproxy.log" 2>&1 &
+        HAPROXY_PID=$!
+        EXTRA_PIDS+=("$HAPROXY_PID")
+        until curl -sf -o /dev/null --max-time 1 "http://127.0.0.1:$LB_PORT/health/ready"; do
+            kill -0 "$HAPROXY_PID" 2>/dev/null || { cat "$OUT/haproxy.log" >&2; die "HAProxy did not start"; }
+            sleep 0.05
+        done
+    }
     SERVER_PIDS=("$PID_A")
     pg_load pg1_client_credentials client_credentials "http://127.0.0.1:$PORT_A/token" 0
     pg_load pg1_refresh_token refresh_token "http://127.0.0.1:$PORT_A/token" 0
 
+    # The same node behind HAProxy: what the load balancer's hop costs, apart from a second node's
+    # (both are in the two nodes' figures; one node alone keeps the two cores busy).
+    say "the same node behind HAProxy"
+    start_haproxy "$PORT_A"
+    SERVER_PIDS=("$PID_A")
+    pg_load pg1lb_refresh_token refresh_token "http://127.0.0.1:$LB_PORT/token" 1
+    kill -TERM "$HAPROXY_PID"; wait "$HAPROXY_PID" 2>/dev/null || true
+
     say "a second node on the same database, both behind HAProxy (round robin)"
     PORT_B=$(free_port)
     PID_B=$(start_node "$PORT_B") || die "the second PostgreSQL node did not start"; EXTRA_PIDS+=("$PID_B")
-    LB_PORT=$(free_port)
-    cat >"$WORK/haproxy.cfg" <<HAPROXY
-global
-    maxconn 1000
-defaults
-    mode http
-    timeout connect 1s
-    timeout client 30s
-    timeout server 30s
-frontend tessera
-    bind 127.0.0.1:$LB_PORT
-    default_backend nodes
-backend nodes
-    balance roundrobin
-    http-reuse always
-    server a 127.0.0.1:$PORT_A
-    server b 127.0.0.1:$PORT_B
-HAPROXY
-    HAPROXY_BIN=$(command -v haproxy || echo /usr/sbin/haproxy)
-    "$HAPROXY_BIN" -db -f "$WORK/haproxy.cfg" >"$OUT/haproxy.log" 2>&1 &
-    EXTRA_PIDS+=("$!")
-    until curl -sf -o /dev/null --max-time 1 "http://127.0.0.1:$LB_PORT/health/ready"; do sleep 0.05; done
+    start_haproxy "$PORT_A" "$PORT_B"
     SERVER_PIDS=("$PID_A" "$PID_B")
     pg_load pg2_client_credentials client_credentials "http://127.0.0.1:$LB_PORT/token" 1
-    pg_load pg2_refresh_token refresh_token "http://127.0.0.1:$LB_PORT/token" 1
+    pg_load pg2_refresh_token refresh_token "http://127.0.0.1:$LB_PORT/token" 2
 fi
 
 # ---------------------------------------------------------------------------
@@ -726,8 +734,8 @@ for name in "${LOADS[@]}" "${LARGE_LOADS[@]}" "${GL_LOADS[@]}" "${PG_LOADS[@]}";
     if awk -v o="$(other_cpu "$name")" 'BEGIN { exit !(o > 0.1) }'; then DISTURBED+=("$name"); fi
 done
 if [ "$POSTGRES" = 1 ]; then
-    echo "(pg1_*: one node on PostgreSQL; pg2_*: two nodes behind HAProxy, server CPU summed over both; other CPU:"
-    echo " PostgreSQL's and HAProxy's, on the same 2 cores)"
+    echo "(pg1_*: one node on PostgreSQL; pg1lb_*: the same node behind HAProxy; pg2_*: two nodes behind HAProxy,"
+    echo " server CPU summed over both; other CPU: PostgreSQL's and HAProxy's, on the same 2 cores)"
 fi
 if [ ${#DISTURBED[@]} -gt 0 ]; then
     echo "WARNING: another job used more than 0.1 core during: ${DISTURBED[*]} (other CPU column);"
@@ -796,6 +804,11 @@ if [ "$POSTGRES" = 1 ]; then
     row "refresh_token on PostgreSQL, 2 nodes: p99 ms" "$PG2_P99" "<= 20" "$(verdict "$PG2_P99" 20.000001 max)"
     PG21=$(ratio "$(field pg2_refresh_token rps)" "$(field pg1_refresh_token rps)")
     row "  and its req/s / one node's" "$PG21" ">= 1" "$(verdict "$PG21" 1 min)"
+    # Where the two nodes' rate goes: the load balancer's hop, and the second node behind it.
+    row "  one node behind HAProxy: req/s / one node's" "$(ratio "$(field pg1lb_refresh_token rps)" "$(field pg1_refresh_token rps)")" \
+        "(info)" "the hop through HAProxy ($(field pg1lb_refresh_token rps) req/s)"
+    row "  two nodes' req/s / one node's behind HAProxy" "$(ratio "$(field pg2_refresh_token rps)" "$(field pg1lb_refresh_token rps)")" \
+        "(info)" "the second node, the load balancer the same"
 else
     row "refresh_token on PostgreSQL" "-" ">= 0.25" "not measured (--no-postgres)"
 fi
