@@ -40,7 +40,7 @@ public final class Provider: Sendable {
             try await keys.start()
             let pairwiseSecret = try await store.setting("pairwise_secret") { SecureRandom.token() }
             let csrfSecret = try await store.setting("csrf_secret") { SecureRandom.token(bytes: 32) }
-            let refreshTokenKey = try await store.setting("refresh_token_key") { SecureRandom.token(bytes: 32) }
+            let refreshTokenKey = try await SealedSetting("refresh_token_key").value(store: store, masterKey: masterKey, logger: logger)
             let infrastructure = ServiceInfrastructure(mailTransport: try mailTransport(configuration, logger: logger),
                                                        httpTransport: AsyncHTTPClientTransport(), hashingThreads: NIOHashingThreads())
             let services = try Services(configuration: configuration, store: store, infrastructure: infrastructure, keys: keys,

@@ -81,4 +81,12 @@ extension SQLStore: KeyStore {
             return value
         }
     }
+
+    public func replaceSetting(_ name: String, old: String, new: String) async throws -> Bool {
+        try await database.withDatabase { db in
+            try await db.raw("""
+                UPDATE settings SET value = \(bind: new) WHERE name = \(bind: name) AND value = \(bind: old) RETURNING name
+                """).first() != nil
+        }
+    }
 }

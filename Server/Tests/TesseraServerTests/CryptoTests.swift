@@ -60,6 +60,43 @@ struct KeyRingTests {
         }
     }
 
+    @Test("the refresh-token key is sealed at rest, bound to its setting; one kept in clear is sealed at the next start, its value kept")
+    func sealedRefreshTokenKey() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("k.sqlite").path
+        let master = Data(SecureRandom.bytes(32)).base64EncodedString()
+        let masterKey = MasterKey(box: try SecretBox(masterKey: master), source: "the test")
+        let setting = SealedSetting("refresh_token_key")
+        var first = ""
+        try await withProvider(configure: { $0.database = .sqliteFile(path); $0.masterKey = master }) { provider async throws in
+            let stored = try await provider.store.setting(setting.name) { "" }
+            #expect(stored.hasPrefix("enc:v1:"))
+            first = try await setting.value(store: provider.store, masterKey: masterKey, logger: nil)
+            #expect(first.count == 43 && !stored.contains(first))
+            // Another setting sealed under the same key doesn't open as this one.
+            let other = try await SealedSetting("another_key").value(store: provider.store, masterKey: masterKey, logger: nil)
+            let otherStored = try await provider.store.setting("another_key") { "" }
+            #expect(other != first)
+            #expect(try await provider.store.replaceSetting(setting.name, old: stored, new: otherStored))
+            await #expect(throws: ConfigurationError.self) {
+                _ = try await setting.value(store: provider.store, masterKey: masterKey, logger: nil)
+            }
+            // As a release that kept it in clear left it.
+            #expect(try await provider.store.replaceSetting(setting.name, old: otherStored, new: first))
+            #expect(try await provider.store.replaceSetting(setting.name, old: "not what is stored", new: "x") == false)
+        }
+        try await withProvider(configure: { $0.database = .sqliteFile(path); $0.masterKey = master }) { provider async throws in
+            let stored = try await provider.store.setting(setting.name) { "" }
+            #expect(stored.hasPrefix("enc:v1:"))
+            #expect(try await setting.value(store: provider.store, masterKey: masterKey, logger: nil) == first)
+            let wrong = MasterKey(box: try SecretBox(masterKey: Data(SecureRandom.bytes(32)).base64EncodedString()), source: "another key")
+            await #expect(throws: ConfigurationError.self) {
+                _ = try await setting.value(store: provider.store, masterKey: wrong, logger: nil)
+            }
+        }
+    }
+
     // The project's machines have OpenSSL 3 (Debian's libssl3); elsewhere the server falls
     // back to swift-crypto and these tests have nothing to compare, so they skip.
     @Test("RS256 keys sign through OpenSSL on this machine, byte for byte as swift-crypto does",

@@ -42,4 +42,6 @@ public protocol KeyStore: Sendable {
     func replacePrivateKey(kid: String, old: String, new: String) async throws -> Bool
     /// Reads a setting, creating it with `make()` the first time.
     func setting(_ name: String, orCreate make: @Sendable () -> String) async throws -> String
+    /// Replaces a setting's value (`old`, as read) with `new`; false when another node changed it first.
+    func replaceSetting(_ name: String, old: String, new: String) async throws -> Bool
 }
