@@ -42,6 +42,13 @@ extension Node {
 /// runtime's enqueue hook sends each job that has no executor of its own to the loop it is
 /// enqueued from, or from any other thread to the group's next loop.
 ///
+/// The loop runs the job as Swift's generic executor, as a thread of Swift's own pool would.
+/// Handed to the loop as a job (`EventLoop.enqueue`), it would run as the loop's serial executor,
+/// and every call into a nonisolated async function, which starts on the generic executor, would
+/// leave it for a job of its own at the end of the loop's queue: 14 jobs a token request instead
+/// of 2, each behind the signatures of the loop's other requests (docs/performance.md,
+/// twenty-fifth session).
+///
 /// SwiftNIO offers the same (`NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor`)
 /// but finds the hook with `dlsym`, which fails in a binary linked with the Swift libraries
 /// statically, as `tessera` is (scripts/build-release): their symbols aren't exported. Here the
@@ -52,11 +59,22 @@ private enum GlobalJobsOnEventLoops {
 
     /// False when a hook was already installed (it is kept).
     static func install() -> Bool {
-        let hook: Hook = { job, _ in
-            MultiThreadedEventLoopGroup.singleton.any().enqueue(ExecutorJob(job))
-        }
+        let hook: Hook = { job, _ in runOnEventLoop(job) }
         return tessera_install_global_enqueue_hook(unsafeBitCast(hook, to: UnsafeRawPointer.self))
     }
+
+    /// Swift's generic executor, which isolates to nothing: the runtime's `SerialExecutorRef`
+    /// with neither identity nor implementation (`SerialExecutorRef::generic()`), the executor
+    /// its own pool runs global jobs on. The standard library names no value for it (the cast
+    /// traps if the two sizes ever differ; EventLoopExecutorTests holds the behaviour).
+    static let generic = unsafeBitCast((UnsafeRawPointer?.none, UInt(0)), to: UnownedSerialExecutor.self)
+}
+
+/// A global job to the loop it is enqueued from (from any other thread, the group's next), run
+/// there as the generic executor. A function of its own: written in the hook's closure, it crashed
+/// Swift 6.3.1's compiler (region-based isolation checking `install()`).
+private func runOnEventLoop(_ job: UnownedJob) {
+    MultiThreadedEventLoopGroup.singleton.any().execute { job.runSynchronously(on: GlobalJobsOnEventLoops.generic) }
 }
 
 /// An event loop as the executor a task prefers: the jobs of a request's task run on its
